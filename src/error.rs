@@ -1,0 +1,132 @@
+//! Tool failures and their one mapping onto the MCP error codes of the product contract.
+//!
+//! Everything about a single tool call (bad arguments, a failed git command, a gateway
+//! outcome) becomes a tool result with `isError: true` and the payload
+//! `{tool, readOnly, error: {code, message, data}}`, so the agent can read it and correct
+//! itself. Only malformed JSON-RPC, unknown methods and unknown tools are protocol errors.
+
+use serde_json::{Value, json};
+
+use crate::process::RunError;
+
+/// JSON-RPC and product error codes.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    pub const UNSUPPORTED_VERSION: i64 = -32022;
+    pub const GATEWAY_NOT_CONFIGURED: i64 = 10001;
+    pub const GATEWAY_NOTHING_TO_SERVE: i64 = 10002;
+    pub const HANDSHAKE_UNAVAILABLE: i64 = 10003;
+    pub const PROPOSAL_ENDED: i64 = 10004;
+    pub const PREVIEW_UNKNOWN: i64 = 10005;
+    pub const PROPOSAL_REFUSED: i64 = 10006;
+    pub const PREVIEW_ID_UNSAFE: i64 = 10007;
+    pub const GIT_FAILED: i64 = 10010;
+    pub const AGENT_DETECTION_DISABLED: i64 = 10011;
+}
+
+/// Raw git stderr is trimmed to this many bytes before it reaches a result.
+const DETAILS_CAP: usize = 2048;
+
+/// A failed tool call, ready to be shown to the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub code: i64,
+    pub message: String,
+    pub data: Value,
+}
+
+impl ToolError {
+    pub fn new(code: i64, message: impl Into<String>, data: Value) -> Self {
+        ToolError {
+            code,
+            message: message.into(),
+            data,
+        }
+    }
+
+    /// Bad input: names the field and says what to fix.
+    pub fn invalid(field: &str, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        ToolError::new(
+            code::INVALID_PARAMS,
+            format!("Invalid argument `{field}`: {reason}"),
+            json!({ "field": field, "reason": reason }),
+        )
+    }
+
+    /// A local read-only git command failed.
+    pub fn git(args: &[String], code: Option<i32>, stderr: &str) -> Self {
+        let details = trim_details(stderr);
+        let message = match details.lines().find(|l| !l.trim().is_empty()) {
+            Some(first) => format!("git failed: {}", first.trim()),
+            None => "git failed".to_owned(),
+        };
+        ToolError::new(
+            code::GIT_FAILED,
+            message,
+            json!({ "command": args, "exitCode": code, "details": details }),
+        )
+    }
+
+    /// A local git operation could not be done for a reason we know (bare repository, …).
+    pub fn unsupported(reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        ToolError::new(
+            code::GIT_FAILED,
+            reason.clone(),
+            json!({ "reason": reason }),
+        )
+    }
+
+    /// A bug: never expected in normal operation.
+    pub fn internal(details: impl Into<String>) -> Self {
+        ToolError::new(
+            code::INTERNAL_ERROR,
+            "Internal error",
+            json!({ "details": details.into() }),
+        )
+    }
+
+    pub fn from_run(args: &[String], err: RunError) -> Self {
+        match err {
+            RunError::Cancelled => ToolError::new(
+                code::GIT_FAILED,
+                "The request was cancelled",
+                json!({ "reason": "cancelled" }),
+            ),
+            RunError::Timeout { program, after } => ToolError::new(
+                code::GIT_FAILED,
+                format!("{program} did not finish within {}s", after.as_secs()),
+                json!({ "command": args, "reason": "timeout", "timeoutMs": after.as_millis() as u64 }),
+            ),
+            other => ToolError::new(
+                code::GIT_FAILED,
+                other.to_string(),
+                json!({ "command": args, "reason": "spawn" }),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+fn trim_details(stderr: &str) -> String {
+    if stderr.len() <= DETAILS_CAP {
+        return stderr.to_owned();
+    }
+    let mut end = DETAILS_CAP;
+    while !stderr.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &stderr[..end])
+}

@@ -1,0 +1,191 @@
+//! Validated values that may reach git's argv.
+//!
+//! A user-supplied value is only ever placed where git cannot read it as an option: a
+//! revision goes after `--end-of-options` (and is resolved to an object id before any
+//! further use), a path goes after `--` with literal pathspecs. These types refuse what
+//! could still confuse git or a reader: a leading `-`, control characters, `..` segments.
+
+use crate::error::ToolError;
+
+/// Longest revision expression we accept.
+pub const MAX_REV_LEN: usize = 1024;
+/// Longest repository-relative path we accept.
+pub const MAX_PATH_LEN: usize = 4096;
+
+/// A revision expression (`main`, `HEAD~2`, `v1.0^{commit}`, a full or short object id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rev(String);
+
+impl Rev {
+    pub fn parse(field: &str, value: &str) -> Result<Rev, ToolError> {
+        if value.is_empty() {
+            return Err(ToolError::invalid(field, "must not be empty"));
+        }
+        if value.len() > MAX_REV_LEN {
+            return Err(ToolError::invalid(
+                field,
+                format!("must be at most {MAX_REV_LEN} bytes"),
+            ));
+        }
+        if value.starts_with('-') {
+            return Err(ToolError::invalid(
+                field,
+                "must not start with '-' (a ref named like an option can be written as refs/heads/<name>)",
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(ToolError::invalid(
+                field,
+                "must not contain control characters (NUL, newline, …)",
+            ));
+        }
+        Ok(Rev(value.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A full object id in hex, as git printed it (40 for SHA-1, 64 for SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(transparent)]
+pub struct Oid(String);
+
+impl Oid {
+    /// Accepts exactly 40 or 64 lowercase hex digits.
+    pub fn parse(text: &str) -> Option<Oid> {
+        let ok = matches!(text.len(), 40 | 64)
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        ok.then(|| Oid(text.to_owned()))
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Option<Oid> {
+        std::str::from_utf8(bytes).ok().and_then(Oid::parse)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// True for the all-zero id git uses for "no object".
+    pub fn is_zero(&self) -> bool {
+        self.0.bytes().all(|b| b == b'0')
+    }
+
+    pub fn short(&self) -> &str {
+        &self.0[..7]
+    }
+}
+
+impl std::fmt::Display for Oid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A path relative to the top of a working tree, never escaping it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoRelPath(String);
+
+impl RepoRelPath {
+    pub fn parse(field: &str, value: &str) -> Result<RepoRelPath, ToolError> {
+        let trimmed = value.trim_end_matches('/');
+        if trimmed.is_empty() || trimmed == "." {
+            return Err(ToolError::invalid(
+                field,
+                "must name a path inside the repository (omit it for the whole repository)",
+            ));
+        }
+        if value.len() > MAX_PATH_LEN {
+            return Err(ToolError::invalid(
+                field,
+                format!("must be at most {MAX_PATH_LEN} bytes"),
+            ));
+        }
+        if value.starts_with('/') || value.starts_with('\\') {
+            return Err(ToolError::invalid(
+                field,
+                "must be relative to the repository top level",
+            ));
+        }
+        if value.starts_with(':') {
+            return Err(ToolError::invalid(
+                field,
+                "must not start with ':' (pathspec magic is not accepted)",
+            ));
+        }
+        if value.chars().any(char::is_control) {
+            return Err(ToolError::invalid(
+                field,
+                "must not contain control characters (NUL, newline, …)",
+            ));
+        }
+        if trimmed.split(['/', '\\']).any(|c| c == "..") {
+            return Err(ToolError::invalid(field, "must not contain '..' segments"));
+        }
+        Ok(RepoRelPath(trimmed.trim_start_matches("./").to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revisions_that_look_like_options_are_refused() {
+        for bad in ["-n", "--output=/tmp/x", "", "a\nb", "a\0b", "a\tb"] {
+            assert!(Rev::parse("commit", bad).is_err(), "{bad:?}");
+        }
+        for good in [
+            "main",
+            "HEAD~2",
+            "v1.0^{commit}",
+            "refs/heads/-n",
+            "a/b@{1}",
+        ] {
+            assert!(Rev::parse("commit", good).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn paths_must_stay_inside() {
+        for bad in [
+            "/etc/passwd",
+            "../x",
+            "a/../../b",
+            ":(glob)*",
+            "a\nb",
+            "",
+            ".",
+            "a/..",
+        ] {
+            assert!(RepoRelPath::parse("path", bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(RepoRelPath::parse("path", "src/").unwrap().as_str(), "src");
+        assert_eq!(
+            RepoRelPath::parse("path", "./src/a.rs").unwrap().as_str(),
+            "src/a.rs"
+        );
+        assert_eq!(
+            RepoRelPath::parse("path", "with space.txt")
+                .unwrap()
+                .as_str(),
+            "with space.txt"
+        );
+    }
+
+    #[test]
+    fn oids_are_full_lowercase_hex() {
+        assert!(Oid::parse(&"a".repeat(40)).is_some());
+        assert!(Oid::parse(&"0".repeat(64)).unwrap().is_zero());
+        assert!(Oid::parse("abc").is_none());
+        assert!(Oid::parse(&"A".repeat(40)).is_none());
+    }
+}

@@ -1,0 +1,221 @@
+//! Typed git invocations for one repository.
+//!
+//! [`Git`] puts the read-only safety options in front of every command and turns a
+//! non-zero exit into a [`ToolError`] carrying git's message. Tools build argv here and
+//! nowhere else; the process door (`crate::process`) is the only thing that spawns.
+
+pub mod args;
+pub mod repo;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+use crate::process::{Capped, Finished, Invocation, Program, Sink};
+pub use args::{Oid, RepoRelPath, Rev};
+pub use repo::{ObjectFormat, Repo};
+
+/// Settings placed before every read command. Each one removes a way for a repository's
+/// own configuration to start a program or to change what we parse.
+const READ_OVERRIDES: &[&str] = &[
+    // Never take optional locks or refresh the index while reading.
+    "--no-optional-locks",
+    // core.fsmonitor may name a hook script the repository chose.
+    "-c",
+    "core.fsmonitor=false",
+    // Hooks never belong in a read, wherever the repository points them.
+    "-c",
+    "core.hooksPath=/dev/null",
+    // Output goes to a pipe we read, never through a pager or with colour codes.
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "color.ui=false",
+    // `-z` output is never quoted; this also keeps human-readable lines unquoted.
+    "-c",
+    "core.quotePath=false",
+    // Signature checks would start gpg/ssh-keygen.
+    "-c",
+    "log.showSignature=false",
+    // Background maintenance must never start from a read.
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    // No transport may run: nothing we do needs the network.
+    "-c",
+    "protocol.allow=never",
+    // An empty value resets the helper list, so no credential helper can run.
+    "-c",
+    "credential.helper=",
+];
+
+/// Default cap on captured stdout for metadata commands.
+pub const DEFAULT_CAP: usize = 16 * 1024 * 1024;
+
+/// Runs git in one repository on behalf of one request.
+#[derive(Clone, Copy)]
+pub struct Git<'a> {
+    pub repo: &'a Repo,
+    cancel: &'a CancellationToken,
+    timeout: Duration,
+}
+
+impl<'a> Git<'a> {
+    pub fn new(repo: &'a Repo, cancel: &'a CancellationToken) -> Self {
+        Git {
+            repo,
+            cancel,
+            timeout: crate::process::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The same runner with another per-command deadline.
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        Git { timeout, ..self }
+    }
+
+    pub fn cancel(&self) -> &'a CancellationToken {
+        self.cancel
+    }
+
+    /// A read-only git command in this repository.
+    pub fn cmd<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+        Command {
+            cancel: self.cancel.clone(),
+            shown: args
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            inv: Invocation::new(Program::Git)
+                .dir(&self.repo.path)
+                .timeout(self.timeout)
+                .args(READ_OVERRIDES.iter().copied())
+                .args(self.repo.disarm.iter().cloned())
+                .args(args),
+        }
+    }
+
+    /// Resolves a revision to the commit it names, or says which argument was wrong.
+    pub async fn resolve_commit(&self, field: &str, rev: &Rev) -> Result<Oid, ToolError> {
+        let spec = format!("{}^{{commit}}", rev.as_str());
+        let out = self
+            .cmd([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ])
+            .capture_allowing(4096, &[0, 1, 128])
+            .await?;
+        let text = String::from_utf8_lossy(&out.sink.bytes);
+        match (out.code, Oid::parse(text.trim())) {
+            (Some(0), Some(oid)) => Ok(oid),
+            _ => Err(ToolError::invalid(
+                field,
+                format!("no commit named '{}' in this repository", rev.as_str()),
+            )),
+        }
+    }
+
+    /// The commit HEAD points at, or `None` on an unborn branch.
+    pub async fn head(&self) -> Result<Option<Oid>, ToolError> {
+        let out = self
+            .cmd(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+            .capture_allowing(4096, &[0, 1, 128])
+            .await?;
+        Ok(out
+            .success()
+            .then(|| Oid::parse(String::from_utf8_lossy(&out.sink.bytes).trim()))
+            .flatten())
+    }
+}
+
+/// One git command line, ready to run.
+pub struct Command {
+    inv: Invocation,
+    cancel: CancellationToken,
+    /// The caller-visible argv, without our safety overrides, for error messages.
+    shown: Vec<String>,
+}
+
+impl Command {
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        let arg = arg.into();
+        self.shown.push(arg.to_string_lossy().into_owned());
+        self.inv = self.inv.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        for arg in args {
+            self = self.arg(arg);
+        }
+        self
+    }
+
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
+        self.inv = self.inv.stdin(bytes);
+        self
+    }
+
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.inv = self.inv.env(name, value);
+        self
+    }
+
+    pub fn shown(&self) -> Vec<String> {
+        std::iter::once("git".to_owned())
+            .chain(self.shown.iter().cloned())
+            .collect()
+    }
+
+    /// Runs and requires exit 0, keeping at most `cap` bytes of stdout.
+    pub async fn capture(self, cap: usize) -> Result<Finished<Capped>, ToolError> {
+        self.capture_allowing(cap, &[0]).await
+    }
+
+    /// Runs and accepts any of `ok` as an exit code (a stopped child is always accepted).
+    pub async fn capture_allowing(
+        self,
+        cap: usize,
+        ok: &[i32],
+    ) -> Result<Finished<Capped>, ToolError> {
+        self.stream_allowing(Capped::new(cap), ok).await
+    }
+
+    /// Runs, handing stdout to `sink`, and requires exit 0.
+    pub async fn stream<S: Sink>(self, sink: S) -> Result<Finished<S>, ToolError> {
+        self.stream_allowing(sink, &[0]).await
+    }
+
+    pub async fn stream_allowing<S: Sink>(
+        self,
+        sink: S,
+        ok: &[i32],
+    ) -> Result<Finished<S>, ToolError> {
+        let shown = self.shown();
+        let done = self
+            .inv
+            .stream(sink, &self.cancel)
+            .await
+            .map_err(|e| ToolError::from_run(&shown, e))?;
+        if done.stopped_early || done.code.is_some_and(|c| ok.contains(&c)) {
+            Ok(done)
+        } else {
+            Err(ToolError::git(&shown, done.code, &done.stderr_text()))
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Turning a caller's `repoPath` into a checked repository.
+//!
+//! The path must be absolute; it is canonicalised (symlinks resolved) and must lie inside
+//! an allowed root, compared component by component after canonicalisation. A path inside
+//! a working tree means that working tree. What git tells us about the repository is
+//! cached per path and revalidated with a few `stat` calls, so a warm server spends no
+//! process on it.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::error::ToolError;
+use crate::process::{Invocation, Program};
+
+/// The hash function of a repository's object ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ObjectFormat {
+    Sha1,
+    Sha256,
+}
+
+/// A repository the caller may use.
+#[derive(Debug)]
+pub struct Repo {
+    /// Canonical top level of the working tree; for a bare repository, its git directory.
+    pub path: PathBuf,
+    /// The working tree, absent for a bare repository.
+    pub worktree: Option<PathBuf>,
+    /// This worktree's git directory (`.git`, or `.git/worktrees/<name>` for a linked one).
+    pub git_dir: PathBuf,
+    /// The directory shared by all worktrees (objects, refs, config).
+    pub common_dir: PathBuf,
+    pub bare: bool,
+    pub object_format: ObjectFormat,
+    /// `-c` overrides that disarm filter drivers defined by the repository's own config.
+    pub(crate) disarm: Vec<OsString>,
+}
+
+impl Repo {
+    /// The path shown to callers: the canonical top level as text.
+    pub fn display(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+
+    /// Errors with a clear reason unless the repository has a working tree.
+    pub fn require_worktree(&self) -> Result<&Path, ToolError> {
+        self.worktree.as_deref().ok_or_else(|| {
+            ToolError::unsupported("bare repository: this tool needs a working tree")
+        })
+    }
+}
+
+/// What a cached entry was derived from; any change means "ask git again".
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fingerprint(Vec<Option<(SystemTime, u64, u64)>>);
+
+fn stat(path: &Path) -> Option<(SystemTime, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len(), meta.ino()))
+}
+
+fn fingerprint(repo: &Repo) -> Fingerprint {
+    let mut files = vec![
+        repo.git_dir.clone(),
+        repo.common_dir.join("config"),
+        repo.git_dir.join("config.worktree"),
+    ];
+    if let Some(top) = &repo.worktree {
+        files.push(top.join(".git"));
+    }
+    Fingerprint(files.iter().map(|p| stat(p)).collect())
+}
+
+type Cache = Mutex<HashMap<PathBuf, (Arc<Repo>, Fingerprint)>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// Checks `value` (the argument named `field`) and opens the repository it names.
+pub async fn open(
+    config: &Config,
+    field: &str,
+    value: &str,
+    cancel: &CancellationToken,
+) -> Result<Arc<Repo>, ToolError> {
+    let canonical = canonical_dir(config, field, value)?;
+    if let Some(repo) = cached(&canonical) {
+        return Ok(repo);
+    }
+    let repo = Arc::new(discover(field, &canonical, cancel).await?);
+    if !config.allows(&repo.path) {
+        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+    }
+    let print = fingerprint(&repo);
+    cache()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(canonical, (Arc::clone(&repo), print));
+    Ok(repo)
+}
+
+/// Validates and canonicalises a directory argument without asking git.
+pub fn canonical_dir(config: &Config, field: &str, value: &str) -> Result<PathBuf, ToolError> {
+    if value.is_empty() {
+        return Err(ToolError::invalid(field, "must not be empty"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(ToolError::invalid(
+            field,
+            "must not contain control characters",
+        ));
+    }
+    let path = Path::new(value);
+    if !path.is_absolute() {
+        return Err(ToolError::invalid(field, "must be an absolute path"));
+    }
+    let canonical = std::fs::canonicalize(path)
+        .map_err(|_| ToolError::invalid(field, "does not exist or cannot be read"))?;
+    if !canonical.is_dir() {
+        return Err(ToolError::invalid(field, "is not a directory"));
+    }
+    if !config.allows(&canonical) {
+        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+    }
+    Ok(canonical)
+}
+
+fn cached(canonical: &Path) -> Option<Arc<Repo>> {
+    let cache = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let (repo, print) = cache.get(canonical)?;
+    (fingerprint(repo) == *print).then(|| Arc::clone(repo))
+}
+
+async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result<Repo, ToolError> {
+    // `--show-toplevel` comes last: in a bare repository it fails after the rest printed.
+    let layout = Invocation::new(Program::Git)
+        .dir(dir)
+        .args([
+            "--no-optional-locks",
+            "rev-parse",
+            "--path-format=absolute",
+            "--is-bare-repository",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--show-object-format",
+            "--show-toplevel",
+        ])
+        .capture(64 * 1024, cancel);
+    // Filter drivers the repository itself defines (local and worktree scope) are the
+    // ones that could run a program during `status` or `diff`; each gets disarmed.
+    let filters = Invocation::new(Program::Git)
+        .dir(dir)
+        .args([
+            "--no-optional-locks",
+            "config",
+            "--local",
+            "--includes",
+            "--null",
+            "--name-only",
+            "--get-regexp",
+            r"^filter\.",
+        ])
+        .capture(256 * 1024, cancel);
+    let (layout, filters) = tokio::join!(layout, filters);
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let layout = layout.map_err(|e| ToolError::from_run(&args(&["git", "rev-parse"]), e))?;
+    let text = String::from_utf8_lossy(&layout.sink.bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let bare = lines.first() == Some(&"true");
+    if !(layout.success() || (bare && lines.len() >= 4)) {
+        let stderr = layout.stderr_text();
+        if stderr.contains("not a git repository") {
+            return Err(ToolError::invalid(field, "is not inside a git repository"));
+        }
+        if stderr.contains("dubious ownership") {
+            return Err(ToolError::git(
+                &args(&["git", "rev-parse"]),
+                layout.code,
+                &stderr,
+            ));
+        }
+        if lines.first() == Some(&"false") && stderr.contains("work tree") {
+            return Err(ToolError::invalid(
+                field,
+                "points inside a .git directory; give the working tree or a bare repository",
+            ));
+        }
+        return Err(ToolError::git(
+            &args(&["git", "rev-parse"]),
+            layout.code,
+            &stderr,
+        ));
+    }
+    let [_, git_dir, common_dir, format, ..] = lines.as_slice() else {
+        return Err(ToolError::internal(format!(
+            "unexpected rev-parse output: {text:?}"
+        )));
+    };
+    let object_format = match *format {
+        "sha256" => ObjectFormat::Sha256,
+        _ => ObjectFormat::Sha1,
+    };
+    let worktree = (!bare).then(|| lines.get(4).map(PathBuf::from)).flatten();
+    let git_dir = PathBuf::from(git_dir);
+    let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
+    let disarm = match filters {
+        Ok(found) if found.success() => disarm_filters(&found.sink.bytes),
+        // Exit 1 means no filter is defined; anything else we treat the same way, since
+        // config problems surface in the real command that follows.
+        _ => Vec::new(),
+    };
+    Ok(Repo {
+        path,
+        worktree,
+        common_dir: PathBuf::from(common_dir),
+        git_dir,
+        bare,
+        object_format,
+        disarm,
+    })
+}
+
+/// `-c filter.<driver>.<key>=` overrides for every driver named in `names`
+/// (NUL-separated config keys such as `filter.lfs.clean`).
+fn disarm_filters(names: &[u8]) -> Vec<OsString> {
+    let mut drivers: Vec<&str> = names
+        .split(|b| *b == 0)
+        .filter_map(|k| std::str::from_utf8(k).ok())
+        .filter_map(|k| k.strip_prefix("filter."))
+        .filter_map(|k| k.rsplit_once('.').map(|(driver, _)| driver))
+        .collect();
+    drivers.sort_unstable();
+    drivers.dedup();
+    drivers
+        .into_iter()
+        .flat_map(|d| {
+            // An empty command makes git skip the filter; `required=false` keeps it from
+            // then refusing to continue.
+            ["clean", "smudge", "process"]
+                .into_iter()
+                .map(move |key| format!("filter.{d}.{key}="))
+                .chain(std::iter::once(format!("filter.{d}.required=false")))
+        })
+        .flat_map(|kv| [OsString::from("-c"), OsString::from(kv)])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_repository_defined_filter_is_disarmed() {
+        let args = disarm_filters(b"filter.evil.clean\0filter.evil.smudge\0filter.a.b.process\0");
+        let text: Vec<_> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert!(text.contains(&"filter.evil.clean=".to_owned()));
+        assert!(text.contains(&"filter.evil.required=false".to_owned()));
+        assert!(text.contains(&"filter.a.b.process=".to_owned()));
+        assert_eq!(text.iter().filter(|a| *a == "-c").count(), 8);
+    }
+}

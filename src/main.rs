@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    gitward::cli::main(std::env::args_os().skip(1).collect())
+}

@@ -1,0 +1,62 @@
+//! Result types shared by several tool families.
+
+use base64::Engine;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A path exactly as git stored it: text for display, plus the raw bytes (base64) when
+/// they are not valid UTF-8, so nothing is lost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PathText {
+    /// The path as UTF-8; invalid bytes are shown as U+FFFD when `pathEncoding` is set.
+    pub path: String,
+    /// Base64 of the raw path bytes, present only when they are not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes_b64: Option<String>,
+    /// `"non-utf8"` when `path` is a lossy rendering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_encoding: Option<&'static str>,
+}
+
+impl PathText {
+    pub fn from_bytes(bytes: &[u8]) -> PathText {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => PathText {
+                path: text.to_owned(),
+                path_bytes_b64: None,
+                path_encoding: None,
+            },
+            Err(_) => PathText {
+                path: String::from_utf8_lossy(bytes).into_owned(),
+                path_bytes_b64: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+                path_encoding: Some("non-utf8"),
+            },
+        }
+    }
+}
+
+/// Text that may not be UTF-8 (a commit subject in a legacy encoding, say): lossy text and,
+/// only when lossy, the raw bytes.
+pub fn lossy(bytes: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_owned(), false),
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_utf8_paths_keep_their_bytes() {
+        let p = PathText::from_bytes(b"caf\xe9.txt");
+        assert_eq!(p.path, "caf\u{fffd}.txt");
+        assert_eq!(p.path_bytes_b64.as_deref(), Some("Y2Fm6S50eHQ="));
+        assert_eq!(p.path_encoding, Some("non-utf8"));
+        let q = PathText::from_bytes("ü ñ\nx".as_bytes());
+        assert_eq!(q.path, "ü ñ\nx");
+        assert!(q.path_bytes_b64.is_none());
+    }
+}

@@ -1,0 +1,117 @@
+//! Parsers for git's machine-readable output: pure functions from bytes to models.
+//!
+//! One file per format, the grammar in its module doc. Parsers are strict: a record they
+//! do not recognise is an error naming its byte offset, never silently skipped. Record
+//! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
+//! so memory stays flat however much git prints.
+
+pub mod status_v2;
+
+use crate::process::{Flow, Sink};
+
+/// A parse failure at a byte offset of git's output.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unexpected git output at byte {offset}: {reason}")]
+pub struct ParseError {
+    pub offset: usize,
+    pub reason: String,
+}
+
+impl ParseError {
+    pub fn new(offset: usize, reason: impl Into<String>) -> Self {
+        ParseError {
+            offset,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Consumes NUL-terminated records one at a time.
+pub trait RecordParser: Send + 'static {
+    /// `offset` is where `record` starts in the whole output.
+    fn record(&mut self, record: &[u8], offset: usize) -> Result<Flow, ParseError>;
+
+    /// Called once at the end; `rest` is any bytes after the last NUL.
+    fn finish(&mut self, rest: &[u8], offset: usize) -> Result<(), ParseError> {
+        if rest.is_empty() {
+            Ok(())
+        } else {
+            Err(ParseError::new(offset, "output ends inside a record"))
+        }
+    }
+}
+
+/// A process sink that splits stdout on NUL and feeds each record to a parser.
+pub struct Records<P> {
+    pub parser: P,
+    pending: Vec<u8>,
+    offset: usize,
+    pub error: Option<ParseError>,
+}
+
+impl<P: RecordParser> Records<P> {
+    pub fn new(parser: P) -> Self {
+        Records {
+            parser,
+            pending: Vec::new(),
+            offset: 0,
+            error: None,
+        }
+    }
+
+    /// Ends the stream: checks the tail and returns the parser or the first error.
+    pub fn finish(mut self, complete: bool) -> Result<P, ParseError> {
+        if let Some(err) = self.error {
+            return Err(err);
+        }
+        if complete {
+            let rest = std::mem::take(&mut self.pending);
+            self.parser.finish(&rest, self.offset)?;
+        }
+        Ok(self.parser)
+    }
+
+    /// Parses a complete buffer in one go.
+    pub fn parse_all(parser: P, bytes: &[u8]) -> Result<P, ParseError> {
+        let mut records = Records::new(parser);
+        records.accept(bytes);
+        records.finish(true)
+    }
+}
+
+impl<P: RecordParser> Sink for Records<P> {
+    fn accept(&mut self, chunk: &[u8]) -> Flow {
+        if self.error.is_some() {
+            return Flow::Enough;
+        }
+        let mut rest = chunk;
+        while let Some(nul) = rest.iter().position(|b| *b == 0) {
+            let (head, tail) = (&rest[..nul], &rest[nul + 1..]);
+            let start = self.offset;
+            let (outcome, len) = if self.pending.is_empty() {
+                (self.parser.record(head, start), head.len())
+            } else {
+                self.pending.extend_from_slice(head);
+                let record = std::mem::take(&mut self.pending);
+                (self.parser.record(&record, start), record.len())
+            };
+            self.offset = start + len + 1;
+            match outcome {
+                Ok(Flow::More) => {}
+                Ok(Flow::Enough) => return Flow::Enough,
+                Err(err) => {
+                    self.error = Some(err);
+                    return Flow::Enough;
+                }
+            }
+            rest = tail;
+        }
+        self.pending.extend_from_slice(rest);
+        Flow::More
+    }
+}
+
+pub(crate) fn utf8(bytes: &[u8], offset: usize, what: &str) -> Result<String, ParseError> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| ParseError::new(offset, format!("{what} is not UTF-8")))
+}

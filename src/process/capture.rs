@@ -1,0 +1,236 @@
+//! Spawning, draining and stopping a child.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio_util::sync::CancellationToken;
+
+use super::{Invocation, Program, RunError, env, program};
+
+/// What a [`Sink`] wants after a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    More,
+    /// Stop reading and kill the child: the sink has all it will keep.
+    Enough,
+}
+
+/// Receives a child's stdout, chunk by chunk, without holding more than it chooses to.
+pub trait Sink: Send + 'static {
+    fn accept(&mut self, chunk: &[u8]) -> Flow;
+}
+
+/// A sink that keeps the first `cap` bytes and stops the child at `cap + 1`.
+#[derive(Debug)]
+pub struct Capped {
+    pub bytes: Vec<u8>,
+    pub cap: usize,
+    pub truncated: bool,
+}
+
+impl Capped {
+    pub fn new(cap: usize) -> Self {
+        Capped {
+            bytes: Vec::new(),
+            cap,
+            truncated: false,
+        }
+    }
+}
+
+impl Sink for Capped {
+    fn accept(&mut self, chunk: &[u8]) -> Flow {
+        let room = self.cap - self.bytes.len();
+        if chunk.len() > room {
+            self.bytes.extend_from_slice(&chunk[..room]);
+            self.truncated = true;
+            Flow::Enough
+        } else {
+            self.bytes.extend_from_slice(chunk);
+            Flow::More
+        }
+    }
+}
+
+/// How a child ended, with its sink and the stderr we kept.
+#[derive(Debug)]
+pub struct Finished<S> {
+    pub sink: S,
+    /// The exit code; `None` when we stopped the child because the sink had enough, or
+    /// when a signal ended it.
+    pub code: Option<i32>,
+    /// True when the sink asked to stop before the child finished.
+    pub stopped_early: bool,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+    pub elapsed: std::time::Duration,
+}
+
+impl<S> Finished<S> {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Stderr as trimmed text, for messages.
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).trim().to_owned()
+    }
+}
+
+const CHUNK: usize = 64 * 1024;
+
+pub(super) async fn run<S: Sink>(
+    inv: Invocation,
+    mut sink: S,
+    cancel: &CancellationToken,
+) -> Result<Finished<S>, RunError> {
+    let name = inv.program.name();
+    let started = Instant::now();
+    let path = match (&inv.path, inv.program) {
+        (Some(path), _) => path.as_path(),
+        (None, Program::Git) => program::git()?,
+        (None, Program::OpenSpec) => {
+            return Err(RunError::NotFound(
+                "the OpenSpec CLI was not located".into(),
+            ));
+        }
+    };
+    let spawn_err = |source| RunError::Spawn {
+        program: name,
+        source,
+    };
+    let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
+    let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
+
+    // The one sanctioned spawn site.
+    #[allow(clippy::disallowed_methods)]
+    let mut expr = duct::cmd(path, &inv.args)
+        .full_env(
+            env::child_env()
+                .iter()
+                .cloned()
+                .chain(inv.extra_env.iter().cloned()),
+        )
+        .stdout_file(out_w)
+        .stderr_file(err_w)
+        .unchecked()
+        // A group of its own lets a kill reach any helper process git starts.
+        .before_spawn(|cmd| {
+            std::os::unix::process::CommandExt::process_group(cmd, 0);
+            Ok(())
+        });
+    expr = match inv.stdin {
+        Some(bytes) => expr.stdin_bytes(bytes),
+        None => expr.stdin_null(),
+    };
+    if let Some(dir) = &inv.dir {
+        expr = expr.dir(dir);
+    }
+    let handle = Arc::new(expr.start().map_err(spawn_err)?);
+    // The expression owns our copies of the pipes' write ends; dropping it leaves the child
+    // as the only writer, so the reads below see end-of-file when it exits.
+    drop(expr);
+    let pid = handle.pids().first().copied();
+
+    let io_err = |source| RunError::Io {
+        program: name,
+        source,
+    };
+    let mut out = pipe::Receiver::from_owned_fd(OwnedFd::from(out_r)).map_err(io_err)?;
+    let mut err = pipe::Receiver::from_owned_fd(OwnedFd::from(err_r)).map_err(io_err)?;
+
+    let kill = |handle: &Arc<duct::Handle>| {
+        if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = handle.kill();
+        // Reap in the background so no zombie is left and the caller is not delayed.
+        let handle = Arc::clone(handle);
+        tokio::task::spawn_blocking(move || {
+            let _ = handle.wait();
+        });
+    };
+
+    let deadline = tokio::time::Instant::now() + inv.timeout;
+    let mut out_buf = vec![0u8; CHUNK];
+    let mut err_buf = vec![0u8; 8 * 1024];
+    let mut stderr = Vec::new();
+    let mut stderr_truncated = false;
+    let (mut out_open, mut err_open) = (true, true);
+    let mut stopped_early = false;
+
+    while out_open || err_open {
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                kill(&handle);
+                return Err(RunError::Cancelled);
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                kill(&handle);
+                return Err(RunError::Timeout { program: name, after: inv.timeout });
+            }
+            read = out.read(&mut out_buf), if out_open => {
+                let n = read.map_err(io_err)?;
+                if n == 0 {
+                    out_open = false;
+                } else if sink.accept(&out_buf[..n]) == Flow::Enough {
+                    stopped_early = true;
+                    break;
+                }
+            }
+            read = err.read(&mut err_buf), if err_open => {
+                let n = read.map_err(io_err)?;
+                if n == 0 {
+                    err_open = false;
+                } else {
+                    let keep = n.min(inv.stderr_cap.saturating_sub(stderr.len()));
+                    stderr.extend_from_slice(&err_buf[..keep]);
+                    stderr_truncated |= keep < n;
+                }
+            }
+        }
+    }
+
+    if stopped_early {
+        kill(&handle);
+        return Ok(Finished {
+            sink,
+            code: None,
+            stopped_early,
+            stderr,
+            stderr_truncated,
+            elapsed: started.elapsed(),
+        });
+    }
+
+    // Both pipes are closed, so the child has exited or is about to; the deadline still
+    // holds for one that closed its pipes and lingers.
+    let waiter = Arc::clone(&handle);
+    let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
+    let status = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => {
+            kill(&handle);
+            return Err(RunError::Cancelled);
+        }
+        _ = tokio::time::sleep_until(deadline) => {
+            kill(&handle);
+            return Err(RunError::Timeout { program: name, after: inv.timeout });
+        }
+        joined = wait => joined
+            .map_err(|e| io_err(std::io::Error::other(e)))?
+            .map_err(io_err)?,
+    };
+    Ok(Finished {
+        sink,
+        code: status,
+        stopped_early,
+        stderr,
+        stderr_truncated,
+        elapsed: started.elapsed(),
+    })
+}

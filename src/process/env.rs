@@ -1,0 +1,121 @@
+//! The environment every child process starts with.
+//!
+//! Inherited variables that would point git at another repository, another index or an
+//! injected configuration are removed, so a repository is always the one the caller named.
+//! The user's own configuration files stay in force (identity, `safe.directory`, aliases
+//! are irrelevant to us), so results match what `git` shows that user.
+
+use std::ffi::{OsStr, OsString};
+use std::sync::OnceLock;
+
+/// Variables removed before spawning git: each one redirects git away from the repository
+/// we resolved, or injects configuration the caller did not ask for.
+pub const STRIPPED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_TRACE",
+    "GIT_TRACE2",
+    "GIT_TRACE2_EVENT",
+    "GIT_TRACE2_PERF",
+    "GIT_REDIRECT_STDERR",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_ATTR_SOURCE",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+];
+
+/// Prefixes of numbered variables removed for the same reason (`GIT_CONFIG_KEY_0`, …).
+pub const STRIPPED_PREFIXES: &[&str] = &["GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"];
+
+/// Variables set on every child.
+pub const FORCED: &[(&str, &str)] = &[
+    // Never block on a credential or passphrase prompt: there is no terminal to answer it.
+    ("GIT_TERMINAL_PROMPT", "0"),
+    // Read commands must not take the index lock or refresh the index behind the user's back.
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    // Messages we match on (exit reasons, "not a git repository") must be in English.
+    ("LC_ALL", "C"),
+    ("LANGUAGE", ""),
+    // No pager may ever run: output goes to a pipe we read.
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    // An editor would wait for a human; `:` exits at once.
+    ("GIT_EDITOR", ":"),
+    // A partial clone must not reach the network to fill in a missing object.
+    ("GIT_NO_LAZY_FETCH", "1"),
+    // Advice lines are noise in captured stderr.
+    ("GIT_ADVICE", "0"),
+];
+
+fn is_stripped(name: &OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    STRIPPED.contains(&name)
+        || STRIPPED_PREFIXES.iter().any(|p| name.starts_with(p))
+        || FORCED.iter().any(|(k, _)| *k == name)
+}
+
+/// The full environment for children, computed once from our own environment.
+pub fn child_env() -> &'static [(OsString, OsString)] {
+    static ENV: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+            .filter(|(name, _)| !is_stripped(name))
+            .collect();
+        env.extend(
+            FORCED
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        env
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirecting_variables_are_stripped() {
+        assert!(is_stripped(OsStr::new("GIT_DIR")));
+        assert!(is_stripped(OsStr::new("GIT_CONFIG_KEY_3")));
+        assert!(is_stripped(OsStr::new("GIT_CONFIG_PARAMETERS")));
+        assert!(!is_stripped(OsStr::new("GIT_CONFIG_GLOBAL")));
+        assert!(!is_stripped(OsStr::new("HOME")));
+    }
+
+    #[test]
+    fn forced_values_win() {
+        let env = child_env();
+        let prompt: Vec<_> = env
+            .iter()
+            .filter(|(k, _)| k == "GIT_TERMINAL_PROMPT")
+            .collect();
+        assert_eq!(prompt.len(), 1);
+        assert_eq!(prompt[0].1, "0");
+    }
+}

@@ -1,0 +1,120 @@
+//! The one door through which gitward starts other programs.
+//!
+//! Every child is started here, and only here (`clippy.toml` forbids `Command::new`
+//! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed or
+//! fed from bytes; stdout and stderr drained concurrently so neither pipe can fill and
+//! deadlock the child; stdout handed to a [`Sink`] that may stop early; stderr capped; a
+//! deadline on every call; and cancellation that kills the child's whole process group.
+
+mod capture;
+pub mod env;
+mod error;
+pub mod program;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use capture::{Capped, Finished, Flow, Sink};
+pub use error::RunError;
+pub use program::Program;
+pub use tokio_util::sync::CancellationToken;
+
+/// Default deadline for one child process.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much stderr is kept; the rest is drained and dropped.
+pub const STDERR_CAP: usize = 64 * 1024;
+
+/// One program run: what to start and under which limits.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub(crate) program: Program,
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) stdin: Option<Vec<u8>>,
+    pub(crate) extra_env: Vec<(OsString, OsString)>,
+    pub(crate) timeout: Duration,
+    pub(crate) stderr_cap: usize,
+}
+
+impl Invocation {
+    pub fn new(program: Program) -> Self {
+        Invocation {
+            program,
+            path: None,
+            args: Vec::new(),
+            dir: None,
+            stdin: None,
+            extra_env: Vec::new(),
+            timeout: DEFAULT_TIMEOUT,
+            stderr_cap: STDERR_CAP,
+        }
+    }
+
+    /// Runs this exact executable (an OpenSpec CLI found by the specs layer, say).
+    pub fn program_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
+        self.stdin = Some(bytes);
+        self
+    }
+
+    pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.extra_env.push((name.into(), value.into()));
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The argv as text, for error messages and tests.
+    pub fn display_args(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// Runs to completion, keeping at most `cap` bytes of stdout.
+    pub async fn capture(
+        self,
+        cap: usize,
+        cancel: &CancellationToken,
+    ) -> Result<Finished<Capped>, RunError> {
+        capture::run(self, Capped::new(cap), cancel).await
+    }
+
+    /// Runs to completion, handing stdout to `sink` as it arrives.
+    pub async fn stream<S: Sink>(
+        self,
+        sink: S,
+        cancel: &CancellationToken,
+    ) -> Result<Finished<S>, RunError> {
+        capture::run(self, sink, cancel).await
+    }
+}

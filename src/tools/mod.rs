@@ -1,0 +1,205 @@
+//! The tool registry: one ordered list of every tool gitward serves.
+//!
+//! A tool is a unit struct implementing [`Tool`]: its name, title, description, typed
+//! input and output (JSON Schemas are derived from the types), annotations and an async
+//! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
+//! writing it in its family file and adding one line there.
+
+pub mod input;
+pub mod repo;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, LazyLock};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::config::{Config, Toolset};
+use crate::error::ToolError;
+use crate::process::CancellationToken;
+
+/// What a client says about itself. Attribution only: never identity or authorization.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClientInfo {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+/// Everything a tool call may use besides its arguments.
+#[derive(Clone)]
+pub struct CallCtx {
+    pub config: Arc<Config>,
+    /// Fires when the client cancels the request; running git processes are killed.
+    pub cancel: CancellationToken,
+    pub client: ClientInfo,
+}
+
+/// The behaviour hints MCP hosts read. They describe effects, they do not authorize.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Annotations {
+    /// A local read: no effects, same answer for the same repository state.
+    pub const READ: Annotations = Annotations {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+
+    pub fn to_json(self) -> Value {
+        serde_json::json!({
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": self.open_world,
+        })
+    }
+}
+
+/// One tool, typed.
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    type Output: Serialize + JsonSchema + Send + 'static;
+
+    const NAME: &'static str;
+    const TITLE: &'static str;
+    const DESCRIPTION: &'static str;
+    const TOOLSET: Toolset;
+    const ANNOTATIONS: Annotations;
+
+    fn call(
+        ctx: CallCtx,
+        input: Self::Input,
+    ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
+
+    /// The text content block. By default the compact JSON of the structured result.
+    fn text(structured: &Value) -> String {
+        structured.to_string()
+    }
+}
+
+type Invoke = fn(CallCtx, Value) -> Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+
+/// A tool with its types erased, as the registry keeps it.
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub toolset: Toolset,
+    pub annotations: Annotations,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    invoke: Invoke,
+    text: fn(&Value) -> String,
+}
+
+impl ToolDef {
+    pub fn of<T: Tool>() -> ToolDef {
+        ToolDef {
+            name: T::NAME,
+            title: T::TITLE,
+            description: T::DESCRIPTION,
+            toolset: T::TOOLSET,
+            annotations: T::ANNOTATIONS,
+            input_schema: input::schema_of::<T::Input>(),
+            output_schema: input::schema_of::<T::Output>(),
+            invoke: |ctx, args| {
+                Box::pin(async move {
+                    let input = input::parse::<T::Input>(args)?;
+                    let output = T::call(ctx, input).await?;
+                    serde_json::to_value(output).map_err(|e| ToolError::internal(e.to_string()))
+                })
+            },
+            text: T::text,
+        }
+    }
+
+    /// Validates the arguments and runs the tool.
+    pub async fn call(&self, ctx: CallCtx, args: Value) -> Result<Value, ToolError> {
+        (self.invoke)(ctx, args).await
+    }
+
+    pub fn text(&self, structured: &Value) -> String {
+        (self.text)(structured)
+    }
+
+    /// The payload of a failed call, as the agent sees it.
+    pub fn error_payload(&self, error: &ToolError) -> Value {
+        serde_json::json!({
+            "tool": self.name,
+            "readOnly": self.annotations.read_only,
+            "error": { "code": error.code, "message": error.message, "data": error.data },
+        })
+    }
+}
+
+/// Every tool, in `tools/list` order.
+pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| vec![ToolDef::of::<repo::Status>()]);
+
+/// The tools this configuration serves, in order.
+pub fn visible(config: &Config) -> impl Iterator<Item = &'static ToolDef> + '_ {
+    ALL.iter()
+        .filter(|t| config.has(t.toolset))
+        .filter(|t| !config.read_only || t.annotations.read_only)
+}
+
+/// A served tool by name.
+pub fn find(config: &Config, name: &str) -> Option<&'static ToolDef> {
+    visible(config).find(|t| t.name == name)
+}
+
+/// The result envelope of a local read: `{tool, readOnly, source, repoPath, data}`.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Local<D> {
+    pub tool: &'static str,
+    pub read_only: bool,
+    /// Always `local-git`: computed from the local repository by git.
+    pub source: &'static str,
+    /// The canonical top level of the repository (its git directory when bare).
+    pub repo_path: String,
+    pub data: D,
+}
+
+impl<D> Local<D> {
+    pub fn new<T: Tool>(repo: &crate::git::Repo, data: D) -> Local<D> {
+        Local {
+            tool: T::NAME,
+            read_only: true,
+            source: "local-git",
+            repo_path: repo.display(),
+            data,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_schemas_are_closed_objects() {
+        let mut names: Vec<_> = ALL.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        for tool in ALL.iter() {
+            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            assert_eq!(
+                tool.input_schema["additionalProperties"], false,
+                "{}",
+                tool.name
+            );
+            assert_eq!(tool.output_schema["type"], "object", "{}", tool.name);
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! The stdio server loop: read frames, dispatch requests concurrently, write responses.
+//!
+//! Each request runs in its own task with its own cancellation token, so a slow git call
+//! never delays a `ping`, and `notifications/cancelled` kills the git process of the
+//! request it names. One writer task owns stdout; nothing else writes to it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::framing::{Frame, FrameReader};
+use super::jsonrpc::{self, Id, Incoming};
+use super::protocol::{self, Version, meta};
+use crate::config::Config;
+use crate::error::{ToolError, code};
+use crate::process::CancellationToken;
+use crate::tools::{self, CallCtx, ClientInfo};
+
+/// What observers learn about each `tools/call` (audit, presence).
+#[derive(Debug)]
+pub struct CallEvent<'a> {
+    pub tool: &'a str,
+    /// False when the name matched no served tool (the call was refused).
+    pub known: bool,
+    pub read_only: bool,
+    pub arguments: &'a Value,
+    /// The structured result, or the error payload.
+    pub payload: &'a Value,
+    pub is_error: bool,
+    pub error_code: Option<i64>,
+    pub duration: Duration,
+    pub client: &'a ClientInfo,
+}
+
+/// Sees every tool call after its response is on its way. Must not block for long.
+pub trait CallObserver: Send + Sync {
+    fn on_call(&self, event: &CallEvent<'_>);
+}
+
+/// The outcome of running one tool.
+pub struct CallOutcome {
+    pub text: String,
+    pub structured: Value,
+    pub is_error: bool,
+    pub error_code: Option<i64>,
+}
+
+/// Runs a tool by name outside any protocol framing (the `call` verb uses this too).
+/// `None` when no served tool has that name.
+pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
+    let tool = tools::find(&ctx.config, name)?;
+    let result = tool.call(ctx, args).await;
+    Some(match result {
+        Ok(structured) => CallOutcome {
+            text: tool.text(&structured),
+            structured,
+            is_error: false,
+            error_code: None,
+        },
+        Err(err) => error_outcome(tool, &err),
+    })
+}
+
+fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
+    let structured = tool.error_payload(err);
+    CallOutcome {
+        text: structured.to_string(),
+        structured,
+        is_error: true,
+        error_code: Some(err.code),
+    }
+}
+
+#[derive(Default)]
+struct Session {
+    /// Set by `initialize` (legacy era only).
+    version: Option<Version>,
+    client: ClientInfo,
+}
+
+pub struct Server {
+    config: Arc<Config>,
+    session: Mutex<Session>,
+    inflight: Mutex<HashMap<String, CancellationToken>>,
+    observers: Vec<Arc<dyn CallObserver>>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    shutdown: CancellationToken,
+}
+
+/// Which era and version a request is served in, and who the client says it is.
+struct Era {
+    version: Version,
+    client: ClientInfo,
+}
+
+impl Server {
+    /// Serves until `input` ends (then in-flight requests finish) or `shutdown` fires.
+    pub async fn serve<R, W>(
+        config: Arc<Config>,
+        observers: Vec<Arc<dyn CallObserver>>,
+        input: R,
+        mut output: W,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncBufRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            while let Some(mut line) = rx.recv().await {
+                line.push(b'\n');
+                // Drain whatever else is ready so a burst costs one flush.
+                while let Ok(mut more) = rx.try_recv() {
+                    line.append(&mut more);
+                    line.push(b'\n');
+                }
+                if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let server = Arc::new(Server {
+            config,
+            session: Mutex::new(Session::default()),
+            inflight: Mutex::new(HashMap::new()),
+            observers,
+            out: tx,
+            shutdown: shutdown.clone(),
+        });
+        let mut reader = FrameReader::new(input);
+        let mut tasks = JoinSet::new();
+        loop {
+            let frame = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                frame = reader.next() => frame?,
+            };
+            while tasks.try_join_next().is_some() {}
+            match frame {
+                Frame::Eof => break,
+                Frame::TooLarge => server.send(&jsonrpc::error(
+                    Value::Null,
+                    code::INVALID_REQUEST,
+                    "Invalid request",
+                    Some(json!({ "details": format!("frame exceeds {} bytes", super::framing::MAX_FRAME) })),
+                )),
+                Frame::BadHeader(why) => server.send(&jsonrpc::error(
+                    Value::Null,
+                    code::PARSE_ERROR,
+                    "Parse error",
+                    Some(json!({ "details": why })),
+                )),
+                Frame::Message(bytes) => match jsonrpc::classify(&bytes) {
+                    Incoming::Invalid(reply) => server.send(&reply),
+                    Incoming::Notification { method, params } => server.notify(&method, &params),
+                    Incoming::Request { id, method, params } => {
+                        if !has_modern_meta(&params) {
+                            // Answered inline: a ping must never queue behind work, and
+                            // requests after `initialize` must see the negotiated version.
+                            match method.as_str() {
+                                "ping" => {
+                                    server.send(&jsonrpc::result(id, json!({})));
+                                    continue;
+                                }
+                                "initialize" => {
+                                    server.send(&server.initialize(id, &params));
+                                    continue;
+                                }
+                                _ => {}
+                            }
+                        }
+                        let server = Arc::clone(&server);
+                        tasks.spawn(async move { server.request(id, method, params).await });
+                    }
+                },
+            }
+        }
+        if shutdown.is_cancelled() {
+            for token in server
+                .inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .values()
+            {
+                token.cancel();
+            }
+        }
+        while tasks.join_next().await.is_some() {}
+        drop(server);
+        let _ = writer.await;
+        Ok(())
+    }
+
+    fn send(&self, message: &Value) {
+        let _ = self.out.send(message.to_string().into_bytes());
+    }
+
+    fn notify(&self, method: &str, params: &Map<String, Value>) {
+        if method == "notifications/cancelled"
+            && let Some(id) = params.get("requestId")
+            && let Some(token) = self
+                .inflight
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&id.to_string())
+        {
+            token.cancel();
+        }
+        // Every other notification needs no action, and none gets a response.
+    }
+
+    async fn request(self: Arc<Self>, id: Id, method: String, params: Map<String, Value>) {
+        let key = id.to_string();
+        let cancel = self.shutdown.child_token();
+        self.inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), cancel.clone());
+        let reply = self.dispatch(id, &method, params, cancel).await;
+        self.inflight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+        if let Some(reply) = reply {
+            self.send(&reply);
+        }
+    }
+
+    /// Works out the era of a request from its `_meta` or the session.
+    fn era(&self, id: &Id, method: &str, params: &Map<String, Value>) -> Result<Era, Value> {
+        let meta_obj = params.get("_meta").and_then(Value::as_object);
+        if let Some(requested) = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION)) {
+            let meta_obj = meta_obj.expect("checked above");
+            let Some(version) = requested.as_str().and_then(Version::parse) else {
+                return Err(jsonrpc::error(
+                    id.clone(),
+                    code::UNSUPPORTED_VERSION,
+                    "Unsupported protocol version",
+                    Some(json!({ "supported": Version::supported(), "requested": requested })),
+                ));
+            };
+            if version.is_modern()
+                && !meta_obj
+                    .get(meta::CLIENT_CAPABILITIES)
+                    .is_some_and(Value::is_object)
+            {
+                return Err(invalid_params(
+                    id,
+                    format!(
+                        "params._meta[\"{}\"] is required (an object)",
+                        meta::CLIENT_CAPABILITIES
+                    ),
+                ));
+            }
+            let info = meta_obj.get(meta::CLIENT_INFO);
+            return Ok(Era {
+                version,
+                client: client_info(info),
+            });
+        }
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        match session.version {
+            Some(version) => Ok(Era {
+                version,
+                client: session.client.clone(),
+            }),
+            None => Err(invalid_params(
+                id,
+                format!(
+                    "{method}: params._meta[\"{}\"] and params._meta[\"{}\"] are required; call server/discover (or initialize, for the legacy protocol) first",
+                    meta::PROTOCOL_VERSION,
+                    meta::CLIENT_CAPABILITIES
+                ),
+            )),
+        }
+    }
+
+    async fn dispatch(
+        &self,
+        id: Id,
+        method: &str,
+        params: Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> Option<Value> {
+        let era = match self.era(&id, method, &params) {
+            Ok(era) => era,
+            Err(reply) => return Some(reply),
+        };
+        let shape = |result: Value| {
+            if era.version.is_modern() {
+                protocol::modern_result(result)
+            } else {
+                result
+            }
+        };
+        let result = match method {
+            "server/discover" => json!({
+                "supportedVersions": Version::supported(),
+                "capabilities": protocol::capabilities(),
+                "instructions": protocol::INSTRUCTIONS,
+                "ttlMs": protocol::TTL_MS,
+                "cacheScope": "public",
+            }),
+            "ping" if !era.version.is_modern() => json!({}),
+            "tools/list" => {
+                let tools: Vec<Value> = tools::visible(&self.config)
+                    .map(|t| protocol::tool_descriptor(t, era.version))
+                    .collect();
+                let mut result = json!({ "tools": tools });
+                if era.version.is_modern() {
+                    result["ttlMs"] = protocol::TTL_MS.into();
+                    result["cacheScope"] = "public".into();
+                }
+                result
+            }
+            "tools/call" => match self.call(&id, &params, &era, cancel).await {
+                Ok(result) => result,
+                Err(reply) => return Some(reply),
+            },
+            _ => {
+                return Some(jsonrpc::error(
+                    id,
+                    code::METHOD_NOT_FOUND,
+                    "Method not found",
+                    Some(json!({ "method": method })),
+                ));
+            }
+        };
+        Some(jsonrpc::result(id, shape(result)))
+    }
+
+    fn initialize(&self, id: Id, params: &Map<String, Value>) -> Value {
+        let requested = params.get("protocolVersion").and_then(Value::as_str);
+        let version = requested
+            .and_then(Version::parse)
+            .filter(|v| !v.is_modern())
+            .unwrap_or(Version::LATEST_LEGACY);
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        session.version = Some(version);
+        session.client = client_info(params.get("clientInfo"));
+        jsonrpc::result(
+            id,
+            json!({
+                "protocolVersion": version.as_str(),
+                "capabilities": protocol::capabilities(),
+                "serverInfo": protocol::server_info(),
+                "instructions": protocol::INSTRUCTIONS,
+            }),
+        )
+    }
+
+    async fn call(
+        &self,
+        id: &Id,
+        params: &Map<String, Value>,
+        era: &Era,
+        cancel: CancellationToken,
+    ) -> Result<Value, Value> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err(invalid_params(
+                id,
+                "tools/call: \"name\" must be a string".into(),
+            ));
+        };
+        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let started = Instant::now();
+        let ctx = CallCtx {
+            config: Arc::clone(&self.config),
+            cancel,
+            client: era.client.clone(),
+        };
+        let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
+            let data = self.unknown_tool(name);
+            self.observe(&CallEvent {
+                tool: name,
+                known: false,
+                read_only: false,
+                arguments: &args,
+                payload: &data,
+                is_error: true,
+                error_code: Some(code::INVALID_PARAMS),
+                duration: started.elapsed(),
+                client: &era.client,
+            });
+            return Err(jsonrpc::error(
+                id.clone(),
+                code::INVALID_PARAMS,
+                &format!("Unknown tool: {name}"),
+                Some(data),
+            ));
+        };
+        let read_only = tools::find(&self.config, name).is_some_and(|t| t.annotations.read_only);
+        let result = protocol::call_result(
+            outcome.text,
+            outcome.structured.clone(),
+            outcome.is_error,
+            era.version,
+        );
+        self.observe(&CallEvent {
+            tool: name,
+            known: true,
+            read_only,
+            arguments: &args,
+            payload: &outcome.structured,
+            is_error: outcome.is_error,
+            error_code: outcome.error_code,
+            duration: started.elapsed(),
+            client: &era.client,
+        });
+        Ok(result)
+    }
+
+    fn unknown_tool(&self, name: &str) -> Value {
+        let (read, write): (Vec<_>, Vec<_>) =
+            tools::visible(&self.config).partition(|t| t.annotations.read_only);
+        json!({
+            "tool": name,
+            "reason": "no tool with this name is served; see tools/list",
+            "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
+            "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
+        })
+    }
+
+    fn observe(&self, event: &CallEvent<'_>) {
+        for observer in &self.observers {
+            observer.on_call(event);
+        }
+    }
+}
+
+fn has_modern_meta(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
+}
+
+fn invalid_params(id: &Id, details: String) -> Value {
+    jsonrpc::error(
+        id.clone(),
+        code::INVALID_PARAMS,
+        "Invalid params",
+        Some(json!({ "details": details })),
+    )
+}
+
+fn client_info(value: Option<&Value>) -> ClientInfo {
+    let text = |key: &str| {
+        value
+            .and_then(|v| v.get(key))
+            .and_then(Value::as_str)
+            .map(|s| s.chars().take(128).collect())
+    };
+    ClientInfo {
+        name: text("name"),
+        version: text("version"),
+    }
+}
