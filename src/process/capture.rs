@@ -234,3 +234,129 @@ pub(super) async fn run<S: Sink>(
         elapsed: started.elapsed(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn program(path: &str) -> Invocation {
+        Invocation::new(Program::Git).program_path(path)
+    }
+
+    fn alive(pid: u32) -> bool {
+        // A zombie still has a /proc entry; look at its state.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+    }
+
+    #[tokio::test]
+    async fn output_past_the_cap_stops_the_child() {
+        let cancel = CancellationToken::new();
+        let done = program("/usr/bin/yes")
+            .capture(100_000, &cancel)
+            .await
+            .unwrap();
+        assert!(done.stopped_early);
+        assert!(done.sink.truncated);
+        assert_eq!(done.sink.bytes.len(), 100_000);
+        assert_eq!(done.code, None);
+    }
+
+    #[tokio::test]
+    async fn a_deadline_kills_the_child() {
+        let cancel = CancellationToken::new();
+        let started = std::time::Instant::now();
+        let err = program("/bin/sleep")
+            .arg("30")
+            .timeout(Duration::from_millis(200))
+            .capture(1024, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_process_group() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let pid_file = tempfile::NamedTempFile::new().unwrap();
+        let script = format!(
+            "import os,time; open('{}','w').write(str(os.getpid())); time.sleep(30)",
+            pid_file.path().display()
+        );
+        let watched = pid_file.path().to_owned();
+        tokio::spawn(async move {
+            // Cancel once the child has started and written its pid.
+            while std::fs::metadata(&watched).map_or(0, |m| m.len()) == 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            trigger.cancel();
+        });
+        let err = program("/usr/bin/env")
+            .args(["python3", "-c", &script])
+            .capture(1024, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Cancelled), "{err:?}");
+        let pid: u32 = std::fs::read_to_string(pid_file.path())
+            .unwrap()
+            .parse()
+            .unwrap();
+        for _ in 0..50 {
+            if !alive(pid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("process {pid} survived cancellation");
+    }
+
+    #[tokio::test]
+    async fn stderr_is_capped_and_drained_without_deadlock() {
+        let cancel = CancellationToken::new();
+        let done = program("/usr/bin/env")
+            .args([
+                "python3",
+                "-c",
+                "import sys; sys.stderr.write('e'*500000); sys.stdout.write('ok')",
+            ])
+            .capture(1024, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(done.code, Some(0));
+        assert_eq!(done.sink.bytes, b"ok");
+        assert_eq!(done.stderr.len(), crate::process::STDERR_CAP);
+        assert!(done.stderr_truncated);
+    }
+
+    #[tokio::test]
+    async fn exit_codes_and_stdin_bytes() {
+        let cancel = CancellationToken::new();
+        let done = program("/usr/bin/env")
+            .args([
+                "python3",
+                "-c",
+                "import sys; sys.stdout.write(sys.stdin.read().upper()); sys.exit(3)",
+            ])
+            .stdin(b"hello".to_vec())
+            .capture(1024, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(done.code, Some(3));
+        assert_eq!(done.sink.bytes, b"HELLO");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error() {
+        let cancel = CancellationToken::new();
+        let err = program("/nonexistent/git")
+            .capture(10, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Spawn { .. }), "{err:?}");
+    }
+}
