@@ -6,5 +6,6 @@
 
 mod common;
 
+mod conflict;
 mod protocol;
 mod repo_status;
