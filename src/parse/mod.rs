@@ -10,6 +10,7 @@ pub mod log;
 pub mod ls_files_unmerged;
 pub mod merge_tree;
 pub mod status_v2;
+pub mod submodule;
 
 use crate::process::{Flow, Sink};
 

@@ -8,6 +8,7 @@
 pub mod conflict;
 pub mod input;
 pub mod repo;
+pub mod submodule;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -149,6 +150,7 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<repo::Status>(),
         ToolDef::of::<conflict::Preflight>(),
         ToolDef::of::<conflict::Read>(),
+        ToolDef::of::<submodule::Status>(),
     ]
 });
 

@@ -9,3 +9,4 @@ mod common;
 mod conflict;
 mod protocol;
 mod repo_status;
+mod submodule;
