@@ -8,6 +8,7 @@
 pub mod conflict;
 pub mod input;
 pub mod repo;
+pub mod semantic;
 pub mod submodule;
 
 use std::future::Future;
@@ -151,6 +152,8 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<conflict::Preflight>(),
         ToolDef::of::<conflict::Read>(),
         ToolDef::of::<submodule::Status>(),
+        ToolDef::of::<semantic::Semantic>(),
+        ToolDef::of::<semantic::Fallbacks>(),
     ]
 });
 

@@ -8,6 +8,7 @@
 //! `status` would recurse into submodules with their own filter drivers armed).
 //! Submodules of one parent are inspected concurrently, a few at a time.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -258,8 +259,6 @@ async fn list(
     }
     Ok(out)
 }
-
-use std::os::unix::ffi::OsStrExt;
 
 /// `.gitmodules` of a working tree, when it is a regular file.
 async fn gitmodules(git: &Git<'_>, worktree: &Path) -> Result<Option<Gitmodules>, ToolError> {

@@ -9,4 +9,5 @@ mod common;
 mod conflict;
 mod protocol;
 mod repo_status;
+mod semantic;
 mod submodule;
