@@ -494,3 +494,97 @@ fn read_bad_input_and_bare() {
     .collect();
     snap!("conflict_read_bad_input", errors);
 }
+
+#[test]
+fn rebase_prediction_is_bounded_to_a_hundred_commits() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let base = fx.commit(&repo, "a.txt", "base\n", "base");
+    fx.commit(&repo, "a.txt", "main moved\n", "main");
+    // 101 topic commits, each adding its own file, written in one fast-import run.
+    let mut stream = String::new();
+    for i in 0..101 {
+        stream.push_str(&format!(
+            "commit refs/heads/topic\ncommitter T <t@example.com> {} +0000\ndata 4\nc{i:03}\n",
+            1_767_300_000 + i
+        ));
+        if i == 0 {
+            stream.push_str(&format!("from {base}\n"));
+        }
+        stream.push_str(&format!("M 100644 inline f{i:03}.txt\ndata 2\nx\n\n"));
+    }
+    let mut child = std::process::Command::new("git")
+        .current_dir(&repo)
+        .args(["fast-import", "--quiet"])
+        .envs(fx.env())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    let result = fx.call(
+        "repo.conflictPreflight",
+        json!({ "repoPath": repo, "currentRef": "topic", "targetRef": "main", "mode": "rebase" }),
+    );
+    let data = &result["data"];
+    assert_eq!(data["status"], "undetermined", "{result}");
+    assert_eq!(data["rebase"]["commitsTotal"], 101);
+    assert_eq!(data["rebase"]["commitsReplayed"], 100);
+    assert_eq!(data["rebase"]["commitsTruncated"], true);
+}
+
+#[test]
+fn awkward_paths_symlinks_and_submodule_sides() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9 new\nline.txt");
+    std::fs::write(repo.join(odd), "base\n").unwrap();
+    fx.commit(&repo, "link", "base\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "feat"]);
+    std::fs::write(repo.join(odd), "feat\n").unwrap();
+    fx.commit(&repo, "link", "feat\n", "feat");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    std::fs::write(repo.join(odd), "main\n").unwrap();
+    fx.commit(&repo, "link", "main\n", "main");
+
+    let predicted = fx.call(
+        "repo.conflictPreflight",
+        json!({ "repoPath": repo, "targetRef": "feat" }),
+    );
+    let paths = &predicted["data"]["conflictingPaths"];
+    let odd_entry = paths
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p.get("pathEncoding").is_some())
+        .expect("the non-UTF-8 path is listed");
+    assert_eq!(odd_entry["pathBytesB64"], "Y2Fm6SBuZXcKbGluZS50eHQ=");
+
+    assert!(
+        !fx.git_output(&repo, &["merge", "--no-edit", "feat"])
+            .status
+            .success()
+    );
+    // The working file is swapped for a symlink leading out of the repository: its
+    // target must not be read.
+    let secret = fx.path("secret.txt");
+    std::fs::write(&secret, "<<<<<<< secret\n=======\n>>>>>>> secret\n").unwrap();
+    std::fs::remove_file(repo.join("link")).unwrap();
+    std::os::unix::fs::symlink(&secret, repo.join("link")).unwrap();
+    let result = fx.call("conflict.read", json!({ "repoPath": repo }));
+    let files = result["data"]["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    let link = files.iter().find(|f| f["path"] == "link").unwrap();
+    assert_eq!(link["workingFile"], "not a regular file");
+    assert_eq!(link["regions"], json!([]));
+    let odd = files.iter().find(|f| f["path"] != "link").unwrap();
+    assert_eq!(odd["pathEncoding"], "non-utf8");
+    assert_eq!(odd["regions"][0]["startLine"], 1);
+}

@@ -184,6 +184,15 @@ fn conflicting_pointer() {
     assert_eq!(lib["state"], "conflict", "{result}");
     assert_eq!(lib["recordedOid"], json!(null));
     assert!(fx.git(&top, &["submodule", "status"]).starts_with('U'));
+    // conflict.read shows the pointer's sides as submodule commits, without contents.
+    let conflict = fx.call("conflict.read", json!({ "repoPath": top }));
+    let file = &conflict["data"]["files"][0];
+    assert_eq!(file["path"], "lib");
+    assert_eq!(file["sides"]["ours"]["sha"], right);
+    assert_eq!(file["sides"]["theirs"]["sha"], left);
+    assert_eq!(file["sides"]["theirs"]["submodule"], true);
+    assert_eq!(file["sides"]["theirs"]["mode"], "160000");
+    assert!(file["sides"]["theirs"].get("content").is_none());
 }
 
 #[test]
