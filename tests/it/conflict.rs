@@ -97,7 +97,9 @@ fn merge_prediction_matches_git_and_leaves_the_repository_untouched() {
     // `git status` may refresh the index, so it runs before the listing.
     let worktree_before = fx.git(&repo, &["status", "--porcelain=v1"]);
     let before = listing(&repo.join(".git"));
-    let result = fx.call(
+    let tmp = fx.path("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let result = fx.server(&[], &[("TMPDIR", tmp.to_str().unwrap())]).call(
         "repo.conflictPreflight",
         json!({ "repoPath": repo, "targetRef": "feat" }),
     );
@@ -106,6 +108,19 @@ fn merge_prediction_matches_git_and_leaves_the_repository_untouched() {
         fx.git(&repo, &["status", "--porcelain=v1"]),
         worktree_before
     );
+    assert!(
+        std::fs::read_dir(&tmp).unwrap().next().is_none(),
+        "the scratch object directory is removed"
+    );
+    // …and it really lives under TMPDIR: without one, the prediction cannot run.
+    let missing = fx.path("no-such-tmp");
+    let failed = fx
+        .server(&[], &[("TMPDIR", missing.to_str().unwrap())])
+        .call(
+            "repo.conflictPreflight",
+            json!({ "repoPath": repo, "targetRef": "feat" }),
+        );
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
     snap!("conflict_preflight_merge", fx.redact(&result));
     let data = &result["data"];
     assert_eq!(data["status"], "conflicts");
