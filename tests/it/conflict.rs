@@ -603,3 +603,29 @@ fn awkward_paths_symlinks_and_submodule_sides() {
     assert_eq!(odd["pathEncoding"], "non-utf8");
     assert_eq!(odd["regions"][0]["startLine"], 1);
 }
+
+#[test]
+fn am_in_progress() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "1\n2\n3\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    fx.commit(&repo, "a.txt", "1\ntopic\n3\n", "topic edits a");
+    let patch = fx.git(
+        &repo,
+        &["format-patch", "-1", "-o", fx.root().to_str().unwrap()],
+    );
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "a.txt", "1\nmain\n3\n", "main edits a");
+    assert!(
+        !fx.git_output(&repo, &["am", "-3", patch.trim()])
+            .status
+            .success()
+    );
+    let result = fx.call("conflict.read", json!({ "repoPath": repo }));
+    let data = &result["data"];
+    assert_eq!(data["inConflict"], true, "{result}");
+    assert_eq!(data["operation"], "am");
+    assert!(data.get("theirs").is_none());
+    assert_eq!(data["files"][0]["kind"], "both-modified");
+}

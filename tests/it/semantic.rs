@@ -32,6 +32,15 @@ fn repo_with_change(fx: &Fixture) -> (PathBuf, String) {
 /// A one-shot HTTP server on loopback: answers the first request with `status` and
 /// `body`, and hands the request (head, body) back to the test.
 fn gateway(status: u16, body: &'static str) -> (String, mpsc::Receiver<(String, Value)>) {
+    serve(status, body.to_owned(), "")
+}
+
+/// Like [`gateway`], with any body and extra header lines.
+fn serve(
+    status: u16,
+    body: String,
+    headers: &'static str,
+) -> (String, mpsc::Receiver<(String, Value)>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let (tx, rx) = mpsc::channel();
@@ -58,13 +67,13 @@ fn gateway(status: u16, body: &'static str) -> (String, mpsc::Receiver<(String, 
         let mut request = vec![0; length];
         reader.read_exact(&mut request).unwrap();
         let mut stream = stream;
-        write!(
+        // The client may hang up early (a capped body); that is not the test's concern.
+        let _ = write!(
             stream,
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{body}",
             body.len()
-        )
-        .unwrap();
-        stream.flush().unwrap();
+        );
+        let _ = stream.flush();
         let _ = tx.send((
             head,
             serde_json::from_slice(&request).unwrap_or(Value::Null),
@@ -124,7 +133,16 @@ fn gateway_answer_passes_through_for_a_registered_repository() {
     .unwrap();
     let (addr, requests) = gateway(200, ENGINE);
     let url = format!("http://{addr}/");
-    let mut server = fx.server(&[], &[("FLUXGIT_MCP_HANDSHAKE_ADDR", &url)]);
+    // Proxy settings are ignored: the gateway is always reached directly.
+    let mut server = fx.server(
+        &[],
+        &[
+            ("FLUXGIT_MCP_HANDSHAKE_ADDR", &url),
+            ("HTTP_PROXY", "http://127.0.0.1:9"),
+            ("http_proxy", "http://127.0.0.1:9"),
+            ("ALL_PROXY", "http://127.0.0.1:9"),
+        ],
+    );
     let result = server.call(
         "diff.semantic",
         json!({ "repoPath": repo, "base": base, "head": "HEAD" }),
@@ -198,6 +216,19 @@ fn every_gateway_failure_falls_back_locally() {
     let (addr, _r2) = gateway(200, "not json");
     local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
     let (addr, _r3) = gateway(200, r#"{"data":{"supported":"yes","files":[]}}"#);
+    local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
+    // A redirect is not followed, even to a peer that would answer; and an answer over
+    // 1 MiB is not read.
+    let (target, _r5) = gateway(200, ENGINE);
+    let location: &'static str =
+        Box::leak(format!("Location: http://{target}/v1/mcp/diff/semantic\r\n").into_boxed_str());
+    let (addr, _r6) = serve(307, String::from("{}"), location);
+    local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
+    let huge = format!(
+        r#"{{"data":{{"supported":true,"files":[],"pad":"{}"}}}}"#,
+        "x".repeat(2 * 1024 * 1024)
+    );
+    let (addr, _r7) = serve(200, huge, "");
     local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
     // A configured gateway but an unregistered repository and no repoId.
     let (addr, _r4) = gateway(200, ENGINE);
