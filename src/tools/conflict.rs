@@ -85,11 +85,16 @@ pub struct PreflightData {
     /// or (rebase only) `undetermined` when more commits exist than were replayed and
     /// none of those conflicted.
     pub status: &'static str,
-    /// Conflicting paths (of the first conflicting commit, for a rebase).
+    /// Paths the operation would leave unmerged, as `git status` would list them (for a
+    /// rebase, those of the first conflicting commit).
     pub conflicting_paths: Vec<ConflictPath>,
-    /// True number of conflicting paths.
+    /// True number of unmerged paths.
     pub conflict_count: u64,
     pub conflicting_paths_truncated: bool,
+    /// Paths a conflict message names that would not be unmerged themselves (the
+    /// directory in the way of a file, say).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related_paths: Vec<ConflictPath>,
     /// Present in rebase mode once commits had to be replayed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rebase: Option<RebaseReport>,
@@ -107,7 +112,7 @@ pub struct ConflictPath {
     pub path: PathText,
     /// From the stages the merge would leave: `both-modified`, `both-added`,
     /// `deleted-by-us`, `deleted-by-them`, `added-by-us`, `added-by-them`,
-    /// `both-deleted`; `other` for a path named by a conflict message without stages.
+    /// `both-deleted`; `other` in `relatedPaths`.
     pub kind: &'static str,
     /// git's conflict types for the path: `contents`, `modify/delete`,
     /// `rename/delete`, `file/directory`, `binary`, `submodule`, …
@@ -169,6 +174,7 @@ impl Tool for Preflight {
             conflicting_paths: Vec::new(),
             conflict_count: 0,
             conflicting_paths_truncated: false,
+            related_paths: Vec::new(),
             rebase: None,
             read_only: true,
             network_fetch_performed: false,
@@ -240,27 +246,28 @@ async fn merge_base(git: &Git<'_>, a: &Oid, b: &Oid) -> Result<Option<Oid>, Tool
     Ok(Oid::from_bytes(out.sink.bytes.trim_ascii()))
 }
 
-fn fill(data: &mut PreflightData, merged: &MergeTree) {
-    data.conflicting_paths = merged
+fn fill(data: &mut PreflightData, merged: &Merged) {
+    let tree = &merged.tree;
+    data.conflicting_paths = tree
         .conflicts()
         .map(|(u, types)| ConflictPath {
             path: PathText::from_bytes(&u.path),
             kind: u.kind(),
             conflict_types: types.to_vec(),
         })
-        .chain(merged.other.iter().map(|(p, types)| ConflictPath {
+        .collect();
+    data.related_paths = tree
+        .other
+        .iter()
+        .map(|(p, types)| ConflictPath {
             path: PathText::from_bytes(p),
             kind: "other",
             conflict_types: types.clone(),
-        }))
+        })
         .collect();
-    data.conflict_count = merged.stages.unmerged_total + merged.other_total;
-    data.conflicting_paths_truncated = data.conflict_count > data.conflicting_paths.len() as u64;
-    data.status = if data.conflict_count > 0 {
-        "conflicts"
-    } else {
-        "clean"
-    };
+    data.conflict_count = tree.stages.unmerged_total;
+    data.conflicting_paths_truncated = tree.stages.unmerged_truncated();
+    data.status = if merged.clean { "clean" } else { "conflicts" };
 }
 
 async fn rebase(
@@ -311,6 +318,7 @@ async fn rebase(
             break;
         }
         onto = merged
+            .tree
             .tree
             .clone()
             .ok_or_else(|| ToolError::internal("merge-tree printed no tree"))?;
@@ -415,6 +423,12 @@ async fn disarm_merge_drivers(git: &Git<'_>) -> Result<Vec<String>, ToolError> {
     Ok(args)
 }
 
+/// What `merge-tree` said: its parsed output and its verdict (exit 0 or 1).
+struct Merged {
+    tree: MergeTree,
+    clean: bool,
+}
+
 /// `git merge-tree --write-tree` into the scratch object directory.
 async fn merge_tree(
     git: &Git<'_>,
@@ -423,7 +437,7 @@ async fn merge_tree(
     ours: &Oid,
     theirs: &Oid,
     max: usize,
-) -> Result<MergeTree, ToolError> {
+) -> Result<Merged, ToolError> {
     let mut argv: Vec<String> = Vec::new();
     for kv in &scratch.disarm {
         argv.push("-c".into());
@@ -441,14 +455,12 @@ async fn merge_tree(
         .stream_allowing(Records::new(MergeTree::new(max)), &[0, 1])
         .await?;
     let complete = !done.stopped_early;
-    let code = done.code;
-    let merged = done.sink.finish(complete).map_err(parse_failed)?;
-    if code == Some(1) && merged.stages.unmerged_total + merged.other_total == 0 {
-        return Err(ToolError::internal(
-            "merge-tree reported conflicts but listed none",
-        ));
+    let clean = done.code == Some(0);
+    let tree = done.sink.finish(complete).map_err(parse_failed)?;
+    if tree.tree.is_none() {
+        return Err(ToolError::internal("merge-tree printed no tree"));
     }
-    Ok(merged)
+    Ok(Merged { tree, clean })
 }
 
 // ---------------------------------------------------------------------------------------

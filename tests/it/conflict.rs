@@ -629,3 +629,48 @@ fn am_in_progress() {
     assert!(data.get("theirs").is_none());
     assert_eq!(data["files"][0]["kind"], "both-modified");
 }
+
+#[test]
+fn rename_and_directory_conflicts_match_git() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, "orig.txt", "a\nb\nc\nd\ne\n");
+    fx.commit(&repo, "dir/f", "x\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "feat"]);
+    fx.git(&repo, &["mv", "orig.txt", "feat-name.txt"]);
+    fx.git(&repo, &["rm", "-rq", "dir"]);
+    fx.commit(&repo, "dir", "now a file\n", "feat");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.git(&repo, &["mv", "orig.txt", "main-name.txt"]);
+    fx.commit(&repo, "dir/g", "y\n", "main");
+    let result = fx.call(
+        "repo.conflictPreflight",
+        json!({ "repoPath": repo, "targetRef": "feat" }),
+    );
+    let data = &result["data"];
+    assert_eq!(data["status"], "conflicts");
+    let ours: Vec<String> = paths_of(data)
+        .into_iter()
+        .filter(|p| !p.starts_with("dir~"))
+        .collect();
+    let git: Vec<String> = real_merge_conflicts(&fx, &repo, "main", "feat");
+    assert_eq!(data["conflictCount"].as_u64().unwrap() as usize, git.len());
+    assert_eq!(
+        ours,
+        git.into_iter()
+            .filter(|p| !p.starts_with("dir~"))
+            .collect::<Vec<_>>()
+    );
+    let kinds: Vec<_> = data["conflictingPaths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["kind"].clone(), p["conflictTypes"].clone()))
+        .collect();
+    assert!(kinds.contains(&(json!("both-deleted"), json!(["rename/rename"]))));
+    assert_eq!(data["relatedPaths"][0]["path"], "dir");
+    assert_eq!(
+        data["relatedPaths"][0]["conflictTypes"],
+        json!(["file/directory"])
+    );
+}
