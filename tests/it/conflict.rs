@@ -251,6 +251,31 @@ fn sha256_bare_and_linked_worktree() {
     );
     assert_eq!(result["data"]["status"], "conflicts");
     assert_eq!(listing(&repo.join(".git")), before);
+
+    // The same conflict, started for real in the SHA-256 repository, read back.
+    assert!(
+        !fx.git_output(&repo, &["merge", "--no-edit", "feat"])
+            .status
+            .success()
+    );
+    let read = fx.call("conflict.read", json!({ "repoPath": repo }));
+    let data = &read["data"];
+    assert_eq!(data["conflictedFileCount"], 3, "{read}");
+    assert_eq!(
+        data["theirs"]["sha"],
+        fx.git(&repo, &["rev-parse", "MERGE_HEAD"])
+    );
+    assert_eq!(
+        data["files"][0]["sides"]["base"]["sha"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    assert_eq!(
+        data["files"][0]["sides"]["theirs"]["content"],
+        "1\nfeat\n3\n"
+    );
 }
 
 #[test]
