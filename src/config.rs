@@ -66,6 +66,10 @@ pub struct Config {
     /// Hide every tool that proposes a change.
     pub read_only: bool,
     pub toolsets: Vec<Toolset>,
+    /// The gateway address as configured (first set of the three variables), unchecked.
+    pub gateway_addr: Option<String>,
+    /// `FLUXGIT_RUN_DIR`, else `$HOME/.local/share/FluxGit/run`.
+    pub run_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -74,6 +78,8 @@ impl Default for Config {
             allowed_roots: Vec::new(),
             read_only: false,
             toolsets: Toolset::ALL.to_vec(),
+            gateway_addr: None,
+            run_dir: None,
         }
     }
 }
@@ -100,8 +106,21 @@ impl Config {
                 .map_err(|e| format!("allowed root {} cannot be resolved: {e}", root.display()))?;
             allowed_roots.push(canonical);
         }
+        let gateway_addr = [vars::HANDSHAKE_ADDR, vars::GATEWAY_ADDR, vars::GATEWAY_URL]
+            .iter()
+            .filter_map(|name| std::env::var(name).ok())
+            .find(|v| !v.trim().is_empty());
+        let run_dir = std::env::var_os(vars::RUN_DIR)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .map(|home| PathBuf::from(home).join(".local/share/FluxGit/run"))
+            });
         Ok(Config {
             allowed_roots,
+            gateway_addr,
+            run_dir,
             ..Config::default()
         })
     }

@@ -14,6 +14,7 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod gateway;
 pub mod git;
 pub mod model;
 pub mod parse;

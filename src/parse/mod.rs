@@ -5,8 +5,12 @@
 //! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
 //! so memory stays flat however much git prints.
 
+pub mod cat_file_batch;
 pub mod log;
+pub mod ls_files_unmerged;
+pub mod merge_tree;
 pub mod status_v2;
+pub mod submodule;
 
 use crate::process::{Flow, Sink};
 

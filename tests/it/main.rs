@@ -6,5 +6,8 @@
 
 mod common;
 
+mod conflict;
 mod protocol;
 mod repo_status;
+mod semantic;
+mod submodule;
