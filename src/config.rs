@@ -66,6 +66,8 @@ pub struct Config {
     /// Hide every tool that proposes a change.
     pub read_only: bool,
     pub toolsets: Vec<Toolset>,
+    /// The frozen workspace of the spec tools; `None` hides them.
+    pub workspace: Option<std::sync::Arc<crate::specs::workspace::Workspace>>,
 }
 
 impl Default for Config {
@@ -74,6 +76,7 @@ impl Default for Config {
             allowed_roots: Vec::new(),
             read_only: false,
             toolsets: Toolset::ALL.to_vec(),
+            workspace: None,
         }
     }
 }

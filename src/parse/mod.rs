@@ -7,6 +7,7 @@
 
 pub mod log;
 pub mod status_v2;
+pub mod worktree_list;
 
 use crate::process::{Flow, Sink};
 
