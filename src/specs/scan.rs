@@ -34,8 +34,15 @@ impl Change {
         }
     }
 
+    /// Rounded to the nearest millisecond, as Node's `fs.Stats` dates are.
     pub fn last_modified_iso(&self) -> String {
-        jiff::Timestamp::try_from(self.last_modified)
+        let nanos = self
+            .last_modified
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let millis = ((nanos + 500_000) / 1_000_000) as i64;
+        jiff::Timestamp::from_millisecond(millis)
             .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
             .unwrap_or_default()
     }

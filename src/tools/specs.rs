@@ -680,7 +680,11 @@ async fn prepare_linked(
             "GIT_WORKTREE_ADD_FAILED",
             format!(
                 "git worktree add failed: {}",
-                ran.stderr.lines().next().unwrap_or_default()
+                ran.stderr
+                    .lines()
+                    .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+                    .or_else(|| ran.stderr.lines().next())
+                    .unwrap_or_default()
             ),
         )
         .with(json!({ "command": ran.command, "exitCode": ran.code, "stderr": ran.stderr })));
@@ -876,6 +880,13 @@ impl Tool for ApplyChange {
                 ));
             }
         };
+        // The metadata must be editable before anything else reads or writes it.
+        if let Err(e) = metadata::read_status(&target.change_dir().join(".openspec.yaml")) {
+            return Ok(SpecReply::new(
+                json!({ "target": target, "errors": [SpecError::from_meta(&e)] }),
+                include,
+            ));
+        }
         let status = match status_of(target.path(), name, &ctx).await {
             Ok(s) => s,
             Err(e) => {

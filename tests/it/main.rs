@@ -8,3 +8,4 @@ mod common;
 
 mod protocol;
 mod repo_status;
+mod specs;
