@@ -543,6 +543,22 @@ fn main_mode_in_a_multi_root_workspace() {
     assert_eq!(one["activeChanges"].as_array().unwrap().len(), 1);
 
     write_artifacts(&ws.fx, &web, "add-greeting", "greeting");
+    let (applied, text, _) = call(
+        &mut server,
+        "apply-change",
+        json!({ "changeName": "add-greeting", "folderId": "web", "includeInstruction": false }),
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        applied,
+        "bare JSON"
+    );
+    assert_eq!(applied["applyState"], "ready");
+    assert_eq!(applied["target"]["worktreeMode"], "main");
+    assert_eq!(
+        applied["contextFiles"]["specs"],
+        json!([web.join("openspec/changes/add-greeting/specs/greeting/spec.md")])
+    );
     tick_all(&web, "add-greeting");
     // An unrelated edit in the same tree must not be swept into the archive commit.
     ws.fx.write(&web, "README.md", "# project, edited\n");
@@ -1152,4 +1168,62 @@ fn rebase_conflict_is_reported() {
         ])
     );
     assert!(wt.exists());
+}
+
+#[test]
+fn scan_failures_are_per_folder_warnings() {
+    let mut ws = Ws::new();
+    let api = ws.repo("api");
+    let gone = ws.plain("gone");
+    let mut server = ws.server();
+    std::fs::remove_dir_all(&gone).unwrap();
+    std::fs::create_dir_all(api.join("openspec/changes/one")).unwrap();
+    let explored = state(&mut server, "explore", json!({}));
+    assert_eq!(
+        explored["warnings"].as_array().unwrap().len(),
+        1,
+        "{explored:#}"
+    );
+    assert_eq!(explored["warnings"][0]["folderId"], "gone");
+    assert_eq!(
+        explored["warnings"][0]["code"],
+        "PROPOSAL_FOLDER_SCAN_FAILED"
+    );
+    assert_eq!(
+        explored["activeChanges"][0]["changeId"], "one",
+        "the other folder still answers"
+    );
+    let unverified = state(&mut server, "explore", json!({ "changeName": "one" }));
+    assert_eq!(unverified["errors"][0]["code"], "PROPOSAL_OWNER_UNVERIFIED");
+    let unknown = state(&mut server, "explore", json!({ "folderId": "nope" }));
+    assert_eq!(
+        unknown["errors"][0]["code"],
+        "MCP_WORKSPACE_FOLDER_UNAUTHORIZED"
+    );
+}
+
+#[test]
+fn allowed_roots_form_a_plain_workspace() {
+    let mut ws = Ws::new();
+    let api = ws.repo("api");
+    let root = api.display().to_string();
+    let mut server = ws.fx.server(&["--allowed-root", &root], &[]);
+    let plan = state(
+        &mut server,
+        "create-plan",
+        json!({ "goal": "Look around", "slug": "look" }),
+    );
+    let path = plan["planPath"].as_str().unwrap();
+    assert!(
+        path.starts_with(
+            &ws.fx
+                .home()
+                .join(".local/share/gitward/workspaces")
+                .display()
+                .to_string()
+        ),
+        "{path}"
+    );
+    let explored = state(&mut server, "explore", json!({ "folderId": "api" }));
+    assert_eq!(explored["warnings"], json!([]));
 }
