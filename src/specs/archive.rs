@@ -1043,3 +1043,32 @@ async fn rebase_in_progress(dir: &Path, cancel: &CancellationToken) -> bool {
     };
     repo.git_dir.join("rebase-merge").exists() || repo.git_dir.join("rebase-apply").exists()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commit_subjects_need_type_and_scope() {
+        for ok in [
+            "feat(auth): add token refresh",
+            "fix-up(api-v2): x\n\nbody",
+            "docs(readme): explain setup",
+        ] {
+            assert!(valid_commit_message(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "archive change",
+            "feat: no scope",
+            "Feat(auth): capital",
+            "feat(): empty scope",
+            "feat(Auth): capital scope",
+            "feat(auth):missing space",
+            "feat(auth): ",
+            "-feat(a): x",
+        ] {
+            assert!(!valid_commit_message(bad), "{bad:?}");
+        }
+    }
+}

@@ -228,3 +228,53 @@ pub fn check_root(cwd: &Path, value: &Value) -> Result<(), String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(code: i32, stdout: &str) -> Output {
+        Output {
+            args: vec!["list".into(), "--json".into()],
+            code: Some(code),
+            stdout: stdout.into(),
+            stderr: String::new(),
+        }
+    }
+
+    #[test]
+    fn replies_must_name_the_intended_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().display().to_string();
+        let ok = format!(r#"{{"changes":[],"root":{{"path":"{here}","source":"nearest"}}}}"#);
+        assert!(payload(dir.path(), output(0, &ok)).is_ok());
+        let elsewhere = r#"{"changes":[],"root":{"path":"/","source":"nearest"}}"#;
+        assert_eq!(
+            payload(dir.path(), output(0, elsewhere)).unwrap_err().code,
+            "OPENSPEC_ROOT_MISMATCH"
+        );
+        assert_eq!(
+            payload(dir.path(), output(0, r#"{"changes":[]}"#))
+                .unwrap_err()
+                .code,
+            "OPENSPEC_ROOT_MISMATCH"
+        );
+        assert_eq!(
+            payload(dir.path(), output(0, "Created change"))
+                .unwrap_err()
+                .code,
+            "OPENSPEC_OUTPUT_INVALID"
+        );
+    }
+
+    #[test]
+    fn error_envelopes_keep_openspec_codes() {
+        // Captured from `openspec archive foo --yes --json` after foo was archived.
+        let envelope = r#"{"archive":null,"root":{"path":"/tmp/osp/r","source":"nearest"},"status":[{"severity":"error","code":"archive_change_not_found","message":"Change 'foo' not found. No active changes exist in this root."}]}"#;
+        let err = payload(Path::new("/tmp"), output(1, envelope)).unwrap_err();
+        assert_eq!(err.code, "archive_change_not_found");
+        assert!(err.message.starts_with("Change 'foo' not found"));
+        let err = payload(Path::new("/tmp"), output(1, "")).unwrap_err();
+        assert_eq!(err.code, "OPENSPEC_RUN_FAILED");
+    }
+}

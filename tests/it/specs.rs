@@ -1227,3 +1227,24 @@ fn allowed_roots_form_a_plain_workspace() {
     let explored = state(&mut server, "explore", json!({ "folderId": "api" }));
     assert_eq!(explored["warnings"], json!([]));
 }
+
+#[test]
+fn a_missing_cli_is_reported_at_call_time() {
+    let mut ws = Ws::new();
+    ws.repo("api");
+    ws.cli = ws.fx.path("no-such-openspec");
+    let mut server = ws.server();
+    let failed = state(
+        &mut server,
+        "create-proposal",
+        json!({ "changeName": "one", "worktreeMode": "main" }),
+    );
+    let e = &failed["errors"][0];
+    assert_eq!(e["code"], "OPENSPEC_NOT_FOUND", "{failed:#}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("FYLLO_OPENSPEC_CLI_PATH")
+    );
+}
