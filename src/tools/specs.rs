@@ -433,6 +433,9 @@ impl Tool for CreatePlan {
             f.write_all(content.as_bytes())?;
             f.sync_all()
         });
+        if written.is_ok() {
+            crate::specs::events::emit(&ws, Self::NAME, json!({ "planSlug": slug }));
+        }
         match written {
             Ok(()) => Ok(SpecReply::new(
                 json!({ "planPath": path.display().to_string() }),
@@ -600,6 +603,15 @@ impl Tool for CreateProposal {
         if let Err(e) = metadata::mark_created(&meta, &crate::specs::now_iso()) {
             return Ok(SpecReply::errors(vec![SpecError::from_meta(&e)], include));
         }
+        crate::specs::events::emit(
+            &ws,
+            Self::NAME,
+            json!({
+                "proposalRef": target.proposal_ref,
+                "worktreeMode": target.worktree_mode,
+                "worktreePath": target.worktree_path,
+            }),
+        );
         let mut state = json!({
             "changeName": name,
             "target": target,

@@ -1248,3 +1248,34 @@ fn a_missing_cli_is_reported_at_call_time() {
             .contains("FYLLO_OPENSPEC_CLI_PATH")
     );
 }
+
+#[test]
+fn events_are_dropped_for_the_host() {
+    let mut ws = Ws::new();
+    ws.repo("api");
+    let events = ws.data().join("mcp-events");
+    let desc = ws.descriptor().replace(
+        "\"sessionId\"",
+        &format!("\"mcpEventDir\":{},\"sessionId\"", json!(events)),
+    );
+    let cli = ws.cli.display().to_string();
+    let mut server = ws.fx.server(
+        &[],
+        &[
+            ("FYLLO_WORKSPACE_JSON", &desc),
+            ("FYLLO_OPENSPEC_CLI_PATH", &cli),
+        ],
+    );
+    state(
+        &mut server,
+        "create-plan",
+        json!({ "goal": "g", "slug": "p" }),
+    );
+    let files: Vec<_> = std::fs::read_dir(&events).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let event: Value = serde_json::from_str(&read(&files[0].path())).unwrap();
+    assert_eq!(event["tool"], "create-plan");
+    assert_eq!(event["sessionId"], "s-1");
+    assert_eq!(event["workspaceId"], "ws-1");
+    assert!(event["planSlug"].as_str().unwrap().ends_with("-p"));
+}
