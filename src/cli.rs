@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::config::{Config, Toolset};
+use crate::config::{Config, Toolset, vars};
 use crate::process::CancellationToken;
+use crate::specs::workspace::Workspace;
 use crate::tools::{self, CallCtx, ClientInfo};
 use crate::transport::{self, Server};
 
@@ -18,7 +19,7 @@ gitward — a safety-first MCP server for Git
 
 Usage:
   gitward [serve] [--read-only] [--toolsets git,ops,specs] [--allowed-root DIR]...
-                               serve MCP over stdio (the default)
+          [--workspace FILE]   serve MCP over stdio (the default)
   gitward call TOOL [JSON]     run one tool once and print its result
   gitward tools [--json]       list the tools (or print the tools/list payload)
   gitward --help | --version
@@ -27,7 +28,10 @@ Options for serve, call and tools:
   --read-only          hide every tool that proposes a change
   --toolsets LIST      comma-separated: git, ops, specs (default: all)
   --allowed-root DIR   only serve repositories under DIR (repeatable; adds to
-                       FLUXGIT_MCP_ALLOWED_ROOTS)
+                       FLUXGIT_MCP_ALLOWED_ROOTS); without a workspace descriptor
+                       these folders also form the spec tools' workspace
+  --workspace FILE     the spec tools' workspace descriptor, read from FILE
+                       (otherwise FYLLO_WORKSPACE_JSON)
 ";
 
 /// Exit codes: 0 success, 1 the tool reported an error, 2 usage.
@@ -77,6 +81,7 @@ struct ServeOptions {
     read_only: bool,
     toolsets: Option<Vec<Toolset>>,
     roots: Vec<PathBuf>,
+    workspace: Option<PathBuf>,
 }
 
 impl ServeOptions {
@@ -107,6 +112,7 @@ impl ServeOptions {
                     options.toolsets = Some(sets);
                 }
                 "--allowed-root" => options.roots.push(PathBuf::from(value("--allowed-root")?)),
+                "--workspace" => options.workspace = Some(PathBuf::from(value("--workspace")?)),
                 _ => rest.push(arg),
             }
         }
@@ -119,7 +125,41 @@ impl ServeOptions {
         if let Some(sets) = &self.toolsets {
             config.toolsets = sets.clone();
         }
+        config.workspace = self.workspace(&config)?.map(Arc::new);
+        if config.workspace.is_none() {
+            config.toolsets.retain(|t| *t != Toolset::Specs);
+        }
         Ok(config)
+    }
+
+    /// The spec tools' workspace: `--workspace FILE`, else `FYLLO_WORKSPACE_JSON`, else the
+    /// allowed roots. A descriptor that is present but invalid stops the server; the
+    /// current directory is never used.
+    fn workspace(&self, config: &Config) -> Result<Option<Workspace>, String> {
+        if std::env::var_os(vars::DISABLE_BUNDLED_MCP).is_some_and(|v| v == "1")
+            || !config.has(Toolset::Specs)
+        {
+            return Ok(None);
+        }
+        if let Some(file) = &self.workspace {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read --workspace {}: {e}", file.display()))?;
+            return Workspace::parse(&text)
+                .map(Some)
+                .map_err(|e| format!("--workspace {}: {e}", file.display()));
+        }
+        if let Some(json) = std::env::var_os(vars::WORKSPACE_JSON) {
+            let json = json
+                .into_string()
+                .map_err(|_| format!("{} is not UTF-8", vars::WORKSPACE_JSON))?;
+            return Workspace::parse(&json)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", vars::WORKSPACE_JSON));
+        }
+        if config.allowed_roots.is_empty() {
+            return Ok(None);
+        }
+        Workspace::from_roots(&config.allowed_roots).map(Some)
     }
 }
 

@@ -70,6 +70,8 @@ pub struct Config {
     pub gateway_addr: Option<String>,
     /// `FLUXGIT_RUN_DIR`, else `$HOME/.local/share/FluxGit/run`.
     pub run_dir: Option<PathBuf>,
+    /// The frozen workspace of the spec tools; `None` hides them.
+    pub workspace: Option<std::sync::Arc<crate::specs::workspace::Workspace>>,
 }
 
 impl Default for Config {
@@ -80,6 +82,7 @@ impl Default for Config {
             toolsets: Toolset::ALL.to_vec(),
             gateway_addr: None,
             run_dir: None,
+            workspace: None,
         }
     }
 }

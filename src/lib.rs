@@ -19,5 +19,6 @@ pub mod git;
 pub mod model;
 pub mod parse;
 pub mod process;
+pub mod specs;
 pub mod tools;
 pub mod transport;

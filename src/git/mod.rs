@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod repo;
+pub mod write;
 
 use std::ffi::OsString;
 use std::time::Duration;

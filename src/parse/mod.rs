@@ -11,6 +11,7 @@ pub mod ls_files_unmerged;
 pub mod merge_tree;
 pub mod status_v2;
 pub mod submodule;
+pub mod worktree_list;
 
 use crate::process::{Flow, Sink};
 

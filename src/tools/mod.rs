@@ -10,6 +10,7 @@ pub mod input;
 pub mod repo;
 pub mod semantic;
 pub mod submodule;
+pub mod specs;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -88,9 +89,16 @@ pub trait Tool: Send + Sync + 'static {
     fn text(structured: &Value) -> String {
         structured.to_string()
     }
+
+    /// The text content block when it depends on more than the structured result (the
+    /// spec tools wrap their state in an instruction the caller may switch off).
+    fn text_of(_output: &Self::Output, structured: &Value) -> String {
+        Self::text(structured)
+    }
 }
 
-type Invoke = fn(CallCtx, Value) -> Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+type Invoke =
+    fn(CallCtx, Value) -> Pin<Box<dyn Future<Output = Result<(Value, String), ToolError>> + Send>>;
 
 /// A tool with its types erased, as the registry keeps it.
 pub struct ToolDef {
@@ -119,7 +127,10 @@ impl ToolDef {
                 Box::pin(async move {
                     let input = input::parse::<T::Input>(args)?;
                     let output = T::call(ctx, input).await?;
-                    serde_json::to_value(output).map_err(|e| ToolError::internal(e.to_string()))
+                    let structured = serde_json::to_value(&output)
+                        .map_err(|e| ToolError::internal(e.to_string()))?;
+                    let text = T::text_of(&output, &structured);
+                    Ok((structured, text))
                 })
             },
             text: T::text,
@@ -128,6 +139,15 @@ impl ToolDef {
 
     /// Validates the arguments and runs the tool.
     pub async fn call(&self, ctx: CallCtx, args: Value) -> Result<Value, ToolError> {
+        Ok((self.invoke)(ctx, args).await?.0)
+    }
+
+    /// Validates the arguments, runs the tool, and renders its text content block.
+    pub async fn call_rendered(
+        &self,
+        ctx: CallCtx,
+        args: Value,
+    ) -> Result<(Value, String), ToolError> {
         (self.invoke)(ctx, args).await
     }
 
@@ -154,6 +174,11 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<submodule::Status>(),
         ToolDef::of::<semantic::Semantic>(),
         ToolDef::of::<semantic::Fallbacks>(),
+        ToolDef::of::<specs::Explore>(),
+        ToolDef::of::<specs::CreatePlan>(),
+        ToolDef::of::<specs::CreateProposal>(),
+        ToolDef::of::<specs::ApplyChange>(),
+        ToolDef::of::<specs::ArchiveChange>(),
     ]
 });
 

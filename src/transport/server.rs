@@ -54,10 +54,10 @@ pub struct CallOutcome {
 /// `None` when no served tool has that name.
 pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
     let tool = tools::find(&ctx.config, name)?;
-    let result = tool.call(ctx, args).await;
+    let result = tool.call_rendered(ctx, args).await;
     Some(match result {
-        Ok(structured) => CallOutcome {
-            text: tool.text(&structured),
+        Ok((structured, text)) => CallOutcome {
+            text,
             structured,
             is_error: false,
             error_code: None,

@@ -11,3 +11,4 @@ mod protocol;
 mod repo_status;
 mod semantic;
 mod submodule;
+mod specs;

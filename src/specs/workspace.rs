@@ -1,0 +1,302 @@
+//! The workspace the spec tools may act in: its folders, session and data directory.
+//!
+//! Inside FylloCode the host hands the server a frozen descriptor in `FYLLO_WORKSPACE_JSON`.
+//! Outside it, `--workspace FILE` supplies the same descriptor from a file, or the
+//! `--allowed-root` folders become a plain workspace. The descriptor is validated strictly
+//! once at start and never re-read; the current directory is never a fallback, so a tool
+//! can only ever touch a folder the descriptor authorizes.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::Digest;
+
+/// Largest descriptor accepted, in bytes of JSON.
+pub const MAX_DESCRIPTOR: usize = 64 * 1024;
+/// Most folders one workspace may authorize.
+pub const MAX_FOLDERS: usize = 16;
+
+/// A validated, frozen workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    pub workspace_id: String,
+    pub workspace_kind: String,
+    pub primary_folder_id: String,
+    /// In authorization order.
+    pub folders: Vec<Folder>,
+    pub workspace_data_dir: PathBuf,
+    pub mcp_event_dir: Option<PathBuf>,
+    pub session_id: Option<String>,
+}
+
+/// One authorized project folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    pub folder_id: String,
+    pub folder_name: String,
+    pub folder_path: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawDescriptor {
+    version: u32,
+    workspace_id: String,
+    workspace_kind: String,
+    primary_folder_id: String,
+    folders: Vec<RawFolder>,
+    workspace_data_dir: String,
+    #[serde(default)]
+    mcp_event_dir: Option<String>,
+    #[serde(default)]
+    session_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawFolder {
+    folder_id: String,
+    folder_name: String,
+    folder_path: String,
+}
+
+impl Workspace {
+    /// Parses and validates a descriptor (the value of `FYLLO_WORKSPACE_JSON`).
+    pub fn parse(json: &str) -> Result<Workspace, String> {
+        if json.len() > MAX_DESCRIPTOR {
+            return Err(format!(
+                "the workspace descriptor is {} bytes; at most {MAX_DESCRIPTOR} are accepted",
+                json.len()
+            ));
+        }
+        let raw: RawDescriptor =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(json))
+                .map_err(|e| {
+                    format!(
+                        "the workspace descriptor is invalid at {}: {}",
+                        e.path(),
+                        e.inner()
+                    )
+                })?;
+        if raw.version != 2 {
+            return Err(format!(
+                "the workspace descriptor version must be 2, not {}",
+                raw.version
+            ));
+        }
+        non_empty("workspaceId", &raw.workspace_id)?;
+        non_empty("primaryFolderId", &raw.primary_folder_id)?;
+        if !matches!(raw.workspace_kind.as_str(), "folder" | "collection") {
+            return Err(format!(
+                "workspaceKind must be \"folder\" or \"collection\", not {:?}",
+                raw.workspace_kind
+            ));
+        }
+        if raw.folders.is_empty() || raw.folders.len() > MAX_FOLDERS {
+            return Err(format!(
+                "folders must hold 1 to {MAX_FOLDERS} entries, not {}",
+                raw.folders.len()
+            ));
+        }
+        let mut folders = Vec::with_capacity(raw.folders.len());
+        for (i, f) in raw.folders.into_iter().enumerate() {
+            non_empty(&format!("folders[{i}].folderId"), &f.folder_id)?;
+            non_empty(&format!("folders[{i}].folderName"), &f.folder_name)?;
+            let folder_path = canonical_abs(&format!("folders[{i}].folderPath"), &f.folder_path)?;
+            if folders.iter().any(|o: &Folder| o.folder_id == f.folder_id) {
+                return Err(format!("folderId {:?} appears more than once", f.folder_id));
+            }
+            folders.push(Folder {
+                folder_id: f.folder_id,
+                folder_name: f.folder_name,
+                folder_path,
+            });
+        }
+        if !folders.iter().any(|f| f.folder_id == raw.primary_folder_id) {
+            return Err(format!(
+                "primaryFolderId {:?} names no folder",
+                raw.primary_folder_id
+            ));
+        }
+        if let Some(session) = &raw.session_id {
+            non_empty("sessionId", session)?;
+            // It names a directory under the data dir, so it must stay one path component.
+            if session.contains(['/', '\\'])
+                || session == "."
+                || session == ".."
+                || session.chars().any(char::is_control)
+            {
+                return Err(format!(
+                    "sessionId {session:?} must be usable as one directory name"
+                ));
+            }
+        }
+        Ok(Workspace {
+            workspace_id: raw.workspace_id,
+            workspace_kind: raw.workspace_kind,
+            primary_folder_id: raw.primary_folder_id,
+            folders,
+            workspace_data_dir: canonical_abs("workspaceDataDir", &raw.workspace_data_dir)?,
+            mcp_event_dir: raw
+                .mcp_event_dir
+                .map(|d| canonical_abs("mcpEventDir", &d))
+                .transpose()?,
+            session_id: raw.session_id,
+        })
+    }
+
+    /// A plain workspace made of canonical root directories (the `--allowed-root` folders).
+    ///
+    /// Folder ids are the directory names, made unique with a numeric suffix. The data
+    /// directory sits under the user's data home, keyed by the set of roots, and every
+    /// server start is its own session.
+    pub fn from_roots(roots: &[PathBuf]) -> Result<Workspace, String> {
+        if roots.is_empty() || roots.len() > MAX_FOLDERS {
+            return Err(format!(
+                "a workspace needs 1 to {MAX_FOLDERS} folders, not {}",
+                roots.len()
+            ));
+        }
+        let mut folders: Vec<Folder> = Vec::new();
+        let mut hash = sha2::Sha256::new();
+        for root in roots {
+            let name = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "root".into());
+            let mut id = name.clone();
+            let mut n = 2;
+            while folders.iter().any(|f| f.folder_id == id) {
+                id = format!("{name}-{n}");
+                n += 1;
+            }
+            hash.update(root.as_os_str().as_encoded_bytes());
+            hash.update([0]);
+            folders.push(Folder {
+                folder_id: id,
+                folder_name: name,
+                folder_path: root.clone(),
+            });
+        }
+        let digest = hash.finalize();
+        let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let data_home = match std::env::var_os("XDG_DATA_HOME") {
+            Some(d) if Path::new(&d).is_absolute() => PathBuf::from(d),
+            _ => PathBuf::from(
+                std::env::var_os("HOME").ok_or("HOME is not set; cannot place workspace data")?,
+            )
+            .join(".local/share"),
+        };
+        Ok(Workspace {
+            workspace_id: format!("local-{key}"),
+            workspace_kind: if folders.len() == 1 {
+                "folder"
+            } else {
+                "collection"
+            }
+            .into(),
+            primary_folder_id: folders[0].folder_id.clone(),
+            folders,
+            workspace_data_dir: data_home.join("gitward/workspaces").join(&key),
+            mcp_event_dir: None,
+            session_id: Some(uuid::Uuid::new_v4().to_string()),
+        })
+    }
+
+    pub fn folder(&self, id: &str) -> Option<&Folder> {
+        self.folders.iter().find(|f| f.folder_id == id)
+    }
+}
+
+fn non_empty(field: &str, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        Err(format!("{field} must be a non-empty string"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Requires an absolute path already in normal form (no `.`, `..`, doubled or trailing
+/// separators), as the host writes it.
+fn canonical_abs(field: &str, value: &str) -> Result<PathBuf, String> {
+    let path = Path::new(value);
+    if !path.is_absolute() {
+        return Err(format!("{field} must be an absolute path: {value:?}"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("{field} must not contain control characters"));
+    }
+    let normal: PathBuf = path.components().collect();
+    let clean = path
+        .components()
+        .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    if !clean || normal.as_os_str() != path.as_os_str() {
+        return Err(format!(
+            "{field} must be a canonical absolute path (no `.`, `..` or extra separators): {value:?}"
+        ));
+    }
+    Ok(normal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(folders: &str) -> String {
+        format!(
+            r#"{{"version":2,"workspaceId":"ws","workspaceKind":"collection","primaryFolderId":"a","folders":[{folders}],"workspaceDataDir":"/data/ws","sessionId":"s1"}}"#
+        )
+    }
+
+    #[test]
+    fn accepts_a_valid_descriptor() {
+        let ws = Workspace::parse(&descriptor(
+            r#"{"folderId":"a","folderName":"api","folderPath":"/src/api"},{"folderId":"b","folderName":"web","folderPath":"/src/web"}"#,
+        ))
+        .unwrap();
+        assert_eq!(ws.folders.len(), 2);
+        assert_eq!(
+            ws.folder("b").unwrap().folder_path,
+            PathBuf::from("/src/web")
+        );
+        assert_eq!(ws.session_id.as_deref(), Some("s1"));
+    }
+
+    #[test]
+    fn rejects_what_the_host_would_never_send() {
+        let a = r#"{"folderId":"a","folderName":"api","folderPath":"/src/api"}"#;
+        let cases = [
+            descriptor(&format!("{a},{a}")),
+            descriptor(r#"{"folderId":"a","folderName":"api","folderPath":"src/api"}"#),
+            descriptor(r#"{"folderId":"a","folderName":"api","folderPath":"/src/../etc"}"#),
+            descriptor(r#"{"folderId":"a","folderName":"api","folderPath":"/src/api/"}"#),
+            descriptor(r#"{"folderId":"a","folderName":"","folderPath":"/src/api"}"#),
+            descriptor(r#"{"folderId":"a","folderName":"api","folderPath":"/src/api","x":1}"#),
+            descriptor(r#"{"folderId":"b","folderName":"api","folderPath":"/src/api"}"#),
+            descriptor(""),
+            descriptor(&vec![a; 17].join(",")),
+            descriptor(a).replace("\"version\":2", "\"version\":1"),
+            descriptor(a).replace("collection", "team"),
+            descriptor(a).replace("\"s1\"", "\"../s1\""),
+            descriptor(a).replace(
+                "\"sessionId\":\"s1\"",
+                "\"sessionId\":\"s1\",\"extra\":true",
+            ),
+            format!("{} {}", descriptor(a), " ".repeat(MAX_DESCRIPTOR)),
+            "not json".into(),
+        ];
+        for case in cases {
+            assert!(Workspace::parse(&case).is_err(), "accepted: {case:.200}");
+        }
+    }
+
+    #[test]
+    fn roots_become_folders_with_unique_ids() {
+        let ws =
+            Workspace::from_roots(&[PathBuf::from("/x/app"), PathBuf::from("/y/app")]).unwrap();
+        let ids: Vec<_> = ws.folders.iter().map(|f| f.folder_id.as_str()).collect();
+        assert_eq!(ids, ["app", "app-2"]);
+        assert_eq!(ws.workspace_kind, "collection");
+        assert!(ws.session_id.is_some());
+    }
+}
