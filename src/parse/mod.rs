@@ -5,8 +5,14 @@
 //! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
 //! so memory stays flat however much git prints.
 
+pub mod config;
+pub mod diff_tree;
+pub mod for_each_ref;
 pub mod log;
+pub mod patch;
+pub mod stash;
 pub mod status_v2;
+pub mod worktree;
 
 use crate::process::{Flow, Sink};
 
