@@ -112,25 +112,34 @@ impl Rows for Collect {
     }
 }
 
-/// Parses `%(upstream:track,nobracket)`: empty (in sync or no upstream), `gone`,
-/// `ahead N`, `behind N` or `ahead N, behind M`. `None` for `gone`.
-pub fn track(text: &[u8]) -> Result<Option<(u64, u64)>, ()> {
-    let text = std::str::from_utf8(text).map_err(|_| ())?;
+/// A branch's relation to its upstream, from `%(upstream:track,nobracket)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Track {
+    /// Commits ahead and behind (both 0 when in sync or without an upstream).
+    Counts(u64, u64),
+    /// The upstream is configured but its ref is missing.
+    Gone,
+}
+
+/// Parses the tracking text: empty, `gone`, `ahead N`, `behind N` or
+/// `ahead N, behind M`. `None` for anything else.
+pub fn track(text: &[u8]) -> Option<Track> {
+    let text = std::str::from_utf8(text).ok()?;
     if text == "gone" {
-        return Ok(None);
+        return Some(Track::Gone);
     }
     let (mut ahead, mut behind) = (0, 0);
     if text.is_empty() {
-        return Ok(Some((0, 0)));
+        return Some(Track::Counts(0, 0));
     }
     for part in text.split(", ") {
         match part.split_once(' ') {
-            Some(("ahead", n)) => ahead = n.parse().map_err(|_| ())?,
-            Some(("behind", n)) => behind = n.parse().map_err(|_| ())?,
-            _ => return Err(()),
+            Some(("ahead", n)) => ahead = n.parse().ok()?,
+            Some(("behind", n)) => behind = n.parse().ok()?,
+            _ => return None,
         }
     }
-    Ok(Some((ahead, behind)))
+    Some(Track::Counts(ahead, behind))
 }
 
 #[cfg(test)]
@@ -226,10 +235,11 @@ mod tests {
 
     #[test]
     fn tracking_text() {
-        assert_eq!(track(b""), Ok(Some((0, 0))));
-        assert_eq!(track(b"gone"), Ok(None));
-        assert_eq!(track(b"ahead 2"), Ok(Some((2, 0))));
-        assert_eq!(track(b"ahead 2, behind 13"), Ok(Some((2, 13))));
-        assert_eq!(track(b"sideways 1"), Err(()));
+        assert_eq!(track(b""), Some(Track::Counts(0, 0)));
+        assert_eq!(track(b"gone"), Some(Track::Gone));
+        assert_eq!(track(b"ahead 2"), Some(Track::Counts(2, 0)));
+        assert_eq!(track(b"ahead 2, behind 13"), Some(Track::Counts(2, 13)));
+        assert_eq!(track(b"sideways 1"), None);
+        assert_eq!(track(b"ahead x"), None);
     }
 }

@@ -5,8 +5,11 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod commit;
+pub mod diff;
 pub mod input;
 pub mod repo;
+pub mod worktree;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -143,7 +146,17 @@ impl ToolDef {
 }
 
 /// Every tool, in `tools/list` order.
-pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| vec![ToolDef::of::<repo::Status>()]);
+pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
+    vec![
+        ToolDef::of::<repo::Status>(),
+        ToolDef::of::<repo::Refs>(),
+        ToolDef::of::<repo::History>(),
+        ToolDef::of::<commit::Details>(),
+        ToolDef::of::<worktree::Changes>(),
+        ToolDef::of::<worktree::WorktreeList>(),
+        ToolDef::of::<diff::DiffText>(),
+    ]
+});
 
 /// The tools this configuration serves, in order.
 pub fn visible(config: &Config) -> impl Iterator<Item = &'static ToolDef> + '_ {
