@@ -166,7 +166,14 @@ impl Tool for Details {
             .ok_or_else(|| ToolError::internal("git log printed no commit"))?;
 
         let (diff_against, sides) = match commit.parents.first() {
-            None => ("root", vec!["--root".to_owned(), oid.to_string()]),
+            None => (
+                "root",
+                vec![
+                    "--root".to_owned(),
+                    "--end-of-options".to_owned(),
+                    oid.to_string(),
+                ],
+            ),
             Some(first) if commit.parents.len() > 1 => {
                 ("first-parent", vec![first.to_string(), oid.to_string()])
             }
@@ -183,7 +190,6 @@ impl Tool for Details {
                 "--no-ext-diff",
                 "--no-textconv",
                 "--no-color",
-                "--end-of-options",
             ]
             .map(str::to_owned)
             .to_vec();

@@ -6,5 +6,11 @@
 
 mod common;
 
+mod commit_details;
+mod diff_text;
+mod hostile;
 mod protocol;
+mod repo_history;
+mod repo_refs;
 mod repo_status;
+mod worktree;
