@@ -12,6 +12,9 @@ use crate::model::PathText;
 use crate::parse::diff_tree::{Change, NameStatus, Numstat, Stat};
 use crate::parse::{Records, log};
 
+/// Longest commit message returned.
+const MESSAGE_CAP: usize = 1024 * 1024;
+
 /// `commit.details`: one commit's metadata, full message and changed files.
 pub struct Details;
 
@@ -60,8 +63,10 @@ pub struct CommitInfo {
     /// Unix seconds.
     pub committer_time: i64,
     pub subject: String,
-    /// Subject and body, as one text.
+    /// The whole commit message as written (trailing newlines removed).
     pub message: String,
+    /// True when the message is longer than 1 MiB and was cut.
+    pub message_truncated: bool,
     /// True when the message was not valid UTF-8 and is shown lossily.
     pub message_lossy: bool,
 }
@@ -202,7 +207,20 @@ impl Tool for Details {
         let stats = git
             .cmd(diff("--numstat"))
             .stream(Records::new(Numstat::new(max)));
-        let (names, stats) = tokio::join!(names, stats);
+        // `%s` folds a multi-line first paragraph into one line; the message is shown as
+        // written, so it is read on its own.
+        let raw_message = git
+            .cmd([
+                "log".to_owned(),
+                "--max-count=1".to_owned(),
+                "--format=%B".to_owned(),
+                "--end-of-options".to_owned(),
+                oid.to_string(),
+                "--".to_owned(),
+            ])
+            .capture(MESSAGE_CAP);
+        let (names, stats, raw_message) = tokio::join!(names, stats, raw_message);
+        let raw_message = raw_message?;
         let names = names?
             .sink
             .finish(true)
@@ -218,11 +236,8 @@ impl Tool for Details {
             .enumerate()
             .map(|(i, change)| changed_file(change, stats.stats.get(i)))
             .collect();
-        let message = if commit.body.is_empty() {
-            commit.subject.clone()
-        } else {
-            format!("{}\n\n{}", commit.subject, commit.body)
-        };
+        let message_truncated = raw_message.sink.truncated;
+        let (message, message_lossy) = crate::model::lossy(raw_message.sink.bytes.trim_ascii_end());
         let data = DetailsData {
             commit: CommitInfo {
                 short_oid: commit.oid.short().to_owned(),
@@ -236,7 +251,8 @@ impl Tool for Details {
                 committer_time: commit.committer_time,
                 subject: commit.subject,
                 message,
-                message_lossy: commit.lossy,
+                message_truncated,
+                message_lossy: message_lossy || commit.lossy,
             },
             diff_against,
             files_truncated: names.total > files.len() as u64,

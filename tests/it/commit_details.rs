@@ -204,3 +204,25 @@ fn bad_and_hostile_input() {
     );
     assert_eq!(tree["error"]["code"], -32602);
 }
+
+#[test]
+fn the_message_is_returned_as_written() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, "a.txt", "a\n");
+    fx.git(&repo, &["add", "a.txt"]);
+    let message =
+        "a subject that\nwraps onto two lines\n\n  indented body\n\nSigned-off-by: A <a@b>";
+    fx.git(
+        &repo,
+        &["commit", "-q", "--cleanup=verbatim", "-m", message],
+    );
+    let result = fx.call(
+        "commit.details",
+        json!({ "repoPath": repo, "commit": "HEAD" }),
+    );
+    let commit = &result["data"]["commit"];
+    assert_eq!(commit["message"], message);
+    assert_eq!(commit["subject"], "a subject that wraps onto two lines");
+    assert_eq!(commit["messageTruncated"], false);
+}

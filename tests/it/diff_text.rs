@@ -263,3 +263,33 @@ fn a_large_diff_streams_in_flat_memory() {
         assert!(peak < 32 * 1024, "peak RSS {peak} KiB");
     }
 }
+
+#[test]
+fn in_a_conflicted_merge_and_a_linked_worktree() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "c.txt", "base\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "side"]);
+    fx.commit(&repo, "c.txt", "theirs\n", "theirs");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "c.txt", "ours\n", "ours");
+    assert!(!fx.git_output(&repo, &["merge", "side"]).status.success());
+    let mut server = fx.server(&[], &[]);
+    let result = server.call("diff.text", json!({ "repoPath": repo }));
+    let expected = raw_diff(&fx, &repo, &[]);
+    assert!(String::from_utf8_lossy(&expected).contains("diff --cc c.txt"));
+    assert_eq!(diff_of(&result).as_bytes(), expected);
+
+    let linked = fx.path("linked");
+    fx.git(
+        &repo,
+        &["worktree", "add", "-q", linked.to_str().unwrap(), "side"],
+    );
+    fx.write(&linked, "c.txt", "edited in linked\n");
+    let result = server.call("diff.text", json!({ "repoPath": linked, "base": "main" }));
+    assert_eq!(
+        diff_of(&result).as_bytes(),
+        raw_diff(&fx, &linked, &["main"])
+    );
+    assert!(diff_of(&result).contains("+edited in linked"));
+}

@@ -251,3 +251,32 @@ fn list_in_bare_and_sha256() {
     assert_eq!(wts[1]["headOid"], json!(oid));
     assert_eq!(wts[1]["branch"], "main");
 }
+
+#[test]
+fn changes_in_a_linked_worktree_and_sha256() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &["--object-format=sha256"]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    let linked = fx.path("linked");
+    fx.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "topic",
+            linked.to_str().unwrap(),
+        ],
+    );
+    fx.write(&linked, "a.txt", "changed in linked\n");
+    fx.write(&repo, "main-only.txt", "x\n");
+    let result = fx.call("worktree.changes", json!({ "repoPath": linked }));
+    let data = &result["data"];
+    assert_eq!(result["repoPath"], json!(linked));
+    assert_eq!(list_paths(data, "unstaged"), ["a.txt"]);
+    assert_eq!(
+        data["untrackedTotal"], 0,
+        "the main worktree's files are not ours"
+    );
+}
