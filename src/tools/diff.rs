@@ -17,7 +17,7 @@ use crate::parse::patch::Patch;
 /// for any diff a person could read; beyond it the total is a lower bound.
 const COUNT_BUDGET: u64 = 256 * 1024 * 1024;
 /// Counting also stops after this long, so a huge diff cannot hold the call.
-const COUNT_TIME: Duration = Duration::from_secs(5);
+const COUNT_TIME: Duration = Duration::from_secs(20);
 /// Deadline for git itself: generous, because producing a large diff takes time.
 const DIFF_TIMEOUT: Duration = Duration::from_secs(30);
 
