@@ -156,8 +156,12 @@ fn unborn_bare_and_sha256() {
     assert_eq!(unborn["data"]["nextCursor"], json!(null));
     assert_eq!(unborn["data"]["unborn"], true);
 
-    fx.commit(&repo, "a.txt", "a\n", "first");
+    let first = fx.commit(&repo, "a.txt", "a\n", "first");
     fx.commit(&repo, "a.txt", "b\n", "second");
+    fx.git(&repo, &["checkout", "-q", "--detach", &first]);
+    let detached = fx.call("repo.history", json!({ "repoPath": repo }));
+    assert_eq!(oids(&detached), [first]);
+    fx.git(&repo, &["checkout", "-q", "main"]);
     let root = fx.root();
     fx.git(
         &root,
