@@ -9,8 +9,9 @@
 //! old    := "a/" path | "/dev/null"          new := "b/" path | "/dev/null"
 //! ```
 //!
-//! (the prefixes follow `diff.noprefix`/`diff.mnemonicPrefix`, so any one-letter prefix is
-//! accepted). Counting stops at a byte budget or a time budget, after which totals are
+//! (the prefixes follow `diff.mnemonicPrefix`, so any one-letter prefix is accepted; a
+//! side is C-quoted when its name holds control characters, `"` or `\`; with
+//! `diff.noprefix` the stanza is counted but not named). Counting stops at a byte budget or a time budget, after which totals are
 //! lower bounds.
 
 use std::time::{Duration, Instant};
@@ -108,7 +109,7 @@ impl Patch {
             return;
         }
         if let Some(path) = binary_path(body) {
-            self.binary_files.push(path.to_vec());
+            self.binary_files.push(path);
         }
     }
 
@@ -164,29 +165,76 @@ fn utf8_floor(bytes: &[u8]) -> usize {
 }
 
 /// The path of a binary stanza: the new side unless it is `/dev/null`.
-fn binary_path(body: &[u8]) -> Option<&[u8]> {
-    if let Some(old) = body.strip_suffix(b" and /dev/null") {
-        return Some(without_prefix(old));
-    }
-    // Paths may themselves contain " and "; the split that leaves a prefixed (or null)
-    // old side and a prefixed new side is the one git wrote.
+fn binary_path(body: &[u8]) -> Option<Vec<u8>> {
+    // Paths may themselves contain " and "; the split that leaves two well-formed sides
+    // is the one git wrote.
     let mut from = 0;
     while let Some(at) = find(&body[from..], b" and ").map(|i| i + from) {
-        let (old, new) = (&body[..at], &body[at + 5..]);
-        if (old == b"/dev/null" || prefixed(old)) && prefixed(new) {
-            return Some(without_prefix(new));
+        if let (Some(old), Some(new)) = (side(&body[..at]), side(&body[at + 5..])) {
+            return new.or(old);
         }
         from = at + 1;
     }
     None
 }
 
+/// One side of a binary stanza: `/dev/null` (`Some(None)`), a prefixed path, or a
+/// C-quoted prefixed path (git quotes names with control characters, `"` or `\`).
+fn side(text: &[u8]) -> Option<Option<Vec<u8>>> {
+    if text == b"/dev/null" {
+        return Some(None);
+    }
+    let path = if text.first() == Some(&b'"') {
+        unquote(text)?
+    } else {
+        text.to_vec()
+    };
+    prefixed(&path).then(|| Some(path[2..].to_vec()))
+}
+
 fn prefixed(side: &[u8]) -> bool {
     matches!(side, [p, b'/', _, ..] if p.is_ascii_lowercase())
 }
 
-fn without_prefix(side: &[u8]) -> &[u8] {
-    if prefixed(side) { &side[2..] } else { side }
+/// Undoes git's C-style quoting (`quote_c_style`): the whole text must be one quoted
+/// string.
+fn unquote(text: &[u8]) -> Option<Vec<u8>> {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    let mut out = Vec::with_capacity(inner.len());
+    let mut bytes = inner.iter().copied();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'"' => return None,
+            b'\\' => {
+                let escaped = match bytes.next()? {
+                    b'a' => 0x07,
+                    b'b' => 0x08,
+                    b't' => b'\t',
+                    b'n' => b'\n',
+                    b'v' => 0x0b,
+                    b'f' => 0x0c,
+                    b'r' => b'\r',
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    d @ b'0'..=b'3' => {
+                        let mut value = u32::from(d - b'0');
+                        for _ in 0..2 {
+                            let next = bytes.next()?;
+                            if !(b'0'..=b'7').contains(&next) {
+                                return None;
+                            }
+                            value = value * 8 + u32::from(next - b'0');
+                        }
+                        value as u8
+                    }
+                    _ => return None,
+                };
+                out.push(escaped);
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -279,6 +327,23 @@ Binary files a/gone and done.bin and /dev/null differ\n";
         assert!(patch.stopped);
         assert_eq!(patch.total_bytes, 126);
         assert!(patch.kept.len() <= 11);
+    }
+
+    #[test]
+    fn quoted_binary_names() {
+        let mut patch = Patch::new(1000, u64::MAX, Duration::from_secs(60));
+        feed(
+            &mut patch,
+            b"Binary files /dev/null and \"b/tab\\there\\303\\251.bin\" differ\n\
+Binary files \"a/q\\\"uote\" and /dev/null differ\n\
+Binary files a/x and \"b/bad\\q\" differ\n",
+            7,
+        );
+        assert_eq!(
+            patch.binary_files,
+            [b"tab\there\xc3\xa9.bin".to_vec(), b"q\"uote".to_vec()]
+        );
+        assert_eq!(patch.binary_total, 3);
     }
 
     #[test]

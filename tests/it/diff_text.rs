@@ -130,6 +130,7 @@ fn non_utf8_content_and_names() {
     use std::os::unix::ffi::OsStrExt;
     let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
     std::fs::write(repo.join(name), b"caf\xe9\n").unwrap();
+    std::fs::write(repo.join("tab\there.bin"), b"\0binary").unwrap();
     fx.git(&repo, &["add", "-A"]);
     let result = fx.call("diff.text", json!({ "repoPath": repo, "staged": true }));
     assert_eq!(result["data"]["lossy"], true);
@@ -138,6 +139,10 @@ fn non_utf8_content_and_names() {
         diff_of(&result),
         String::from_utf8_lossy(&expected),
         "the lossy rendering of git's bytes"
+    );
+    assert_eq!(
+        result["data"]["binaryFiles"],
+        json!([{ "path": "tab\there.bin" }])
     );
 }
 
