@@ -306,17 +306,18 @@ pub struct StashEntry {
     pub message: String,
 }
 
-/// for-each-ref fields `repo.refs` asks for, in this order.
-const REF_FIELDS: [&str; 6] = [
+/// for-each-ref fields `repo.refs` asks for, in this order. One call covers every ref:
+/// branches get their tracking counts, tags their peeled target, symbolic refs (such as
+/// `origin/HEAD`) their target.
+const REF_FIELDS: [&str; 7] = [
     "%(refname)",
     "%(objectname)",
     "%(objecttype)",
     "%(*objectname)",
     "%(upstream:short)",
     "%(upstream:track,nobracket)",
+    "%(symref)",
 ];
-/// `%(symref)` last, so REF_FIELDS stays readable.
-const SYMREF_FIELD: &str = "%(symref)";
 
 /// Sorts refs into the lists of `repo.refs`, each capped, each counted.
 struct RefLists {
@@ -414,8 +415,6 @@ impl Tool for Refs {
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel);
         let max = input.max_per_list.usize();
-        let mut fields = REF_FIELDS.to_vec();
-        fields.push(SYMREF_FIELD);
         let lists = RefLists {
             max,
             local: (Vec::new(), 0),
@@ -424,8 +423,8 @@ impl Tool for Refs {
             has_stash: false,
         };
         let refs = git
-            .cmd(["for-each-ref".to_owned(), for_each_ref::format(&fields)])
-            .stream(Records::new(ForEachRef::new(fields.len(), lists)));
+            .cmd(["for-each-ref".to_owned(), for_each_ref::format(&REF_FIELDS)])
+            .stream(Records::new(ForEachRef::new(REF_FIELDS.len(), lists)));
         let symbolic = git
             .cmd(["symbolic-ref", "--quiet", "HEAD"])
             .capture_allowing(4096, &[0, 1]);
@@ -490,7 +489,9 @@ impl Tool for Refs {
             tags_truncated: lists.tags.1 > lists.tags.0.len() as u64,
             tags_total: lists.tags.1,
             tags: lists.tags.0,
-            remotes_truncated: remotes_total > remotes.len() as u64,
+            // Past the entries read, remotes are known to exist but not how many.
+            remotes_truncated: remotes_total > remotes.len() as u64
+                || remotes_parsed.total > remotes_parsed.entries.len() as u64,
             remotes_total,
             remotes,
             stashes_truncated: stashes_total > stashes.len() as u64,
