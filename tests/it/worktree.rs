@@ -205,7 +205,12 @@ fn list_main_linked_locked_prunable() {
     std::fs::remove_dir_all(&gone).unwrap();
 
     let result = fx.call("worktree.list", json!({ "repoPath": linked }));
-    snap!("worktree_list", fx.redact(&result));
+    // Linked worktrees come in the order git reads its worktrees directory; sort them so
+    // the snapshot does not depend on the file system.
+    let mut shown = fx.redact(&result);
+    let list = shown["data"]["worktrees"].as_array_mut().unwrap();
+    list[1..].sort_by_key(|w| w["path"].as_str().unwrap().to_owned());
+    snap!("worktree_list", shown);
     let data = &result["data"];
     assert_eq!(data["total"], 4);
     let porcelain = fx.git(&repo, &["worktree", "list", "--porcelain"]);
