@@ -48,7 +48,9 @@ impl Rev {
 }
 
 /// A full object id in hex, as git printed it (40 for SHA-1, 64 for SHA-256).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Oid(String);
 

@@ -6,11 +6,17 @@
 //! so memory stays flat however much git prints.
 
 pub mod cat_file_batch;
+pub mod config;
+pub mod diff_tree;
+pub mod for_each_ref;
 pub mod log;
 pub mod ls_files_unmerged;
 pub mod merge_tree;
+pub mod patch;
+pub mod stash;
 pub mod status_v2;
 pub mod submodule;
+pub mod worktree;
 pub mod worktree_list;
 
 use crate::process::{Flow, Sink};

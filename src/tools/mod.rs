@@ -5,12 +5,15 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod commit;
 pub mod conflict;
+pub mod diff;
 pub mod input;
 pub mod repo;
 pub mod semantic;
-pub mod submodule;
 pub mod specs;
+pub mod submodule;
+pub mod worktree;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -169,9 +172,15 @@ impl ToolDef {
 pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
     vec![
         ToolDef::of::<repo::Status>(),
+        ToolDef::of::<repo::Refs>(),
+        ToolDef::of::<repo::History>(),
         ToolDef::of::<conflict::Preflight>(),
         ToolDef::of::<conflict::Read>(),
+        ToolDef::of::<commit::Details>(),
+        ToolDef::of::<worktree::Changes>(),
+        ToolDef::of::<worktree::WorktreeList>(),
         ToolDef::of::<submodule::Status>(),
+        ToolDef::of::<diff::DiffText>(),
         ToolDef::of::<semantic::Semantic>(),
         ToolDef::of::<semantic::Fallbacks>(),
         ToolDef::of::<specs::Explore>(),

@@ -4,11 +4,16 @@
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
 
+mod commit_details;
 mod common;
-
 mod conflict;
+mod diff_text;
+mod hostile;
 mod protocol;
+mod repo_history;
+mod repo_refs;
 mod repo_status;
 mod semantic;
-mod submodule;
 mod specs;
+mod submodule;
+mod worktree;

@@ -1,0 +1,271 @@
+//! Single-commit read tools: `commit.details`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::input::Bounded;
+use super::{Annotations, CallCtx, Local, Tool};
+use crate::config::Toolset;
+use crate::error::ToolError;
+use crate::git::{Git, Oid, Rev, repo};
+use crate::model::PathText;
+use crate::parse::diff_tree::{Change, NameStatus, Numstat, Stat};
+use crate::parse::{Records, log};
+
+/// Longest commit message returned.
+const MESSAGE_CAP: usize = 1024 * 1024;
+
+/// `commit.details`: one commit's metadata, full message and changed files.
+pub struct Details;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DetailsInput {
+    /// Absolute path of the repository (a working tree, a directory inside one, or a bare
+    /// repository).
+    pub repo_path: String,
+    /// FluxGit workspace id; accepted for compatibility and not needed locally.
+    #[serde(default)]
+    pub repo_id: Option<String>,
+    /// The commit: an id (full or abbreviated), branch, tag or expression like `HEAD~2`.
+    pub commit: String,
+    /// Most files listed; `filesTotal` and `stats` always cover every file.
+    #[serde(default)]
+    pub max_files: Bounded<1, 10000, 1000>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DetailsData {
+    pub commit: CommitInfo,
+    /// What the files are compared with: `parent`, `root` (no parent: everything is
+    /// added) or `first-parent` (a merge).
+    pub diff_against: &'static str,
+    pub files: Vec<ChangedFile>,
+    pub files_truncated: bool,
+    pub files_total: u64,
+    pub stats: DiffStats,
+    pub max_files: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitInfo {
+    pub oid: Oid,
+    pub short_oid: String,
+    pub parents: Vec<Oid>,
+    pub author_name: String,
+    pub author_email: String,
+    /// Unix seconds.
+    pub author_time: i64,
+    pub committer_name: String,
+    pub committer_email: String,
+    /// Unix seconds.
+    pub committer_time: i64,
+    pub subject: String,
+    /// The whole commit message as written (trailing newlines removed).
+    pub message: String,
+    /// True when the message is longer than 1 MiB and was cut.
+    pub message_truncated: bool,
+    /// True when the message was not valid UTF-8 and is shown lossily.
+    pub message_lossy: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangedFile {
+    /// Git's letter: `A`, `C`, `D`, `M`, `R`, `T`, `U` or `X`.
+    pub status: String,
+    /// `added`, `copied`, `deleted`, `modified`, `renamed`, `typechange`, `unmerged` or
+    /// `unknown`.
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub path: PathText,
+    /// The source of a rename or copy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orig_path: Option<PathText>,
+    /// Similarity score of a rename or copy (0–100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<u8>,
+    /// Lines added and removed; null for binary files.
+    pub insertions: Option<u64>,
+    pub deletions: Option<u64>,
+    pub binary: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffStats {
+    pub files: u64,
+    pub insertions: u64,
+    pub deletions: u64,
+    pub binary_files: u64,
+}
+
+pub(crate) fn kind_of(status: u8) -> &'static str {
+    match status {
+        b'A' => "added",
+        b'C' => "copied",
+        b'D' => "deleted",
+        b'M' => "modified",
+        b'R' => "renamed",
+        b'T' => "typechange",
+        b'U' => "unmerged",
+        _ => "unknown",
+    }
+}
+
+fn changed_file(change: Change, stat: Option<&Stat>) -> ChangedFile {
+    // Both listings come from the same diff in the same order; the paths are compared
+    // anyway so a mismatch shows as missing counts, never as wrong ones.
+    let stat = stat.filter(|s| s.path == change.path && s.orig_path == change.orig_path);
+    let lines = stat.and_then(|s| s.lines);
+    ChangedFile {
+        status: char::from(change.status).to_string(),
+        kind: kind_of(change.status),
+        path: PathText::from_bytes(&change.path),
+        orig_path: change.orig_path.as_deref().map(PathText::from_bytes),
+        similarity: change.orig_path.as_ref().and(change.score),
+        insertions: lines.map(|(a, _)| a),
+        deletions: lines.map(|(_, d)| d),
+        binary: stat.is_some_and(|s| s.lines.is_none()),
+    }
+}
+
+impl Tool for Details {
+    type Input = DetailsInput;
+    type Output = Local<DetailsData>;
+
+    const NAME: &'static str = "commit.details";
+    const TITLE: &'static str = "Commit details";
+    const DESCRIPTION: &'static str = "One commit: id, parents, author and committer with Unix times, subject and full message, and its changed files (renames with source and similarity, per-file line counts, binary files flagged) plus totals. A merge is compared with its first parent (diffAgainst:first-parent), a root commit with the empty tree. Files are capped by maxFiles; filesTotal and stats are true totals. Works on bare repositories.";
+    const TOOLSET: Toolset = Toolset::Git;
+    const ANNOTATIONS: Annotations = Annotations::READ;
+
+    async fn call(ctx: CallCtx, input: DetailsInput) -> Result<Self::Output, ToolError> {
+        let rev = Rev::parse("commit", &input.commit)?;
+        let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
+        let git = Git::new(&repo, &ctx.cancel);
+        let oid = git.resolve_commit("commit", &rev).await?;
+        let max = input.max_files.usize();
+
+        let done = git
+            .cmd([
+                "log".to_owned(),
+                "-z".to_owned(),
+                "--max-count=1".to_owned(),
+                log::format(),
+                "--end-of-options".to_owned(),
+                oid.to_string(),
+                "--".to_owned(),
+            ])
+            .stream(Records::new(log::Log::new(1)))
+            .await?;
+        let mut parsed = done
+            .sink
+            .finish(true)
+            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let commit = parsed
+            .commits
+            .pop()
+            .ok_or_else(|| ToolError::internal("git log printed no commit"))?;
+
+        let (diff_against, sides) = match commit.parents.first() {
+            None => (
+                "root",
+                vec![
+                    "--root".to_owned(),
+                    "--end-of-options".to_owned(),
+                    oid.to_string(),
+                ],
+            ),
+            Some(first) if commit.parents.len() > 1 => {
+                ("first-parent", vec![first.to_string(), oid.to_string()])
+            }
+            Some(_) => ("parent", vec![oid.to_string()]),
+        };
+        let diff = |format: &str| {
+            let mut args: Vec<String> = [
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-commit-id",
+                format,
+                "-M",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-color",
+            ]
+            .map(str::to_owned)
+            .to_vec();
+            args.extend(sides.iter().cloned());
+            args
+        };
+        let names = git
+            .cmd(diff("--name-status"))
+            .stream(Records::new(NameStatus::new(max)));
+        let stats = git
+            .cmd(diff("--numstat"))
+            .stream(Records::new(Numstat::new(max)));
+        // `%s` folds a multi-line first paragraph into one line; the message is shown as
+        // written, so it is read on its own.
+        let raw_message = git
+            .cmd([
+                "log".to_owned(),
+                "--max-count=1".to_owned(),
+                "--format=%B".to_owned(),
+                "--end-of-options".to_owned(),
+                oid.to_string(),
+                "--".to_owned(),
+            ])
+            .capture(MESSAGE_CAP);
+        let (names, stats, raw_message) = tokio::join!(names, stats, raw_message);
+        let raw_message = raw_message?;
+        let names = names?
+            .sink
+            .finish(true)
+            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let stats = stats?
+            .sink
+            .finish(true)
+            .map_err(|e| ToolError::internal(e.to_string()))?;
+
+        let files: Vec<ChangedFile> = names
+            .changes
+            .into_iter()
+            .enumerate()
+            .map(|(i, change)| changed_file(change, stats.stats.get(i)))
+            .collect();
+        let message_truncated = raw_message.sink.truncated;
+        let (message, message_lossy) = crate::model::lossy(raw_message.sink.bytes.trim_ascii_end());
+        let data = DetailsData {
+            commit: CommitInfo {
+                short_oid: commit.oid.short().to_owned(),
+                oid: commit.oid,
+                parents: commit.parents,
+                author_name: commit.author_name,
+                author_email: commit.author_email,
+                author_time: commit.author_time,
+                committer_name: commit.committer_name,
+                committer_email: commit.committer_email,
+                committer_time: commit.committer_time,
+                subject: commit.subject,
+                message,
+                message_truncated,
+                message_lossy: message_lossy || commit.lossy,
+            },
+            diff_against,
+            files_truncated: names.total > files.len() as u64,
+            files_total: names.total,
+            files,
+            stats: DiffStats {
+                files: stats.files,
+                insertions: stats.insertions,
+                deletions: stats.deletions,
+                binary_files: stats.binary,
+            },
+            max_files: max as u64,
+        };
+        Ok(Local::new::<Self>(&repo, data))
+    }
+}

@@ -1,0 +1,210 @@
+//! Diff read tools: `diff.text`.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::input::Bounded;
+use super::{Annotations, CallCtx, Local, Tool};
+use crate::config::Toolset;
+use crate::error::ToolError;
+use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
+use crate::model::PathText;
+use crate::parse::patch::Patch;
+
+/// Past the kept text, bytes are still counted up to this much so `totalBytes` is exact
+/// for any diff a person could read; beyond it the total is a lower bound.
+const COUNT_BUDGET: u64 = 256 * 1024 * 1024;
+/// Counting also stops after this long, so a huge diff cannot hold the call.
+const COUNT_TIME: Duration = Duration::from_secs(20);
+/// Deadline for git itself: generous, because producing a large diff takes time.
+const DIFF_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `diff.text`: a standard patch, bounded.
+pub struct DiffText;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DiffTextInput {
+    /// Absolute path of the repository (a working tree or a directory inside one; a bare
+    /// repository when both `base` and `head` are given).
+    pub repo_path: String,
+    /// FluxGit workspace id; accepted for compatibility and not needed locally.
+    #[serde(default)]
+    pub repo_id: Option<String>,
+    /// Old side. With `head`: tree to tree. Alone: this revision against the working tree
+    /// (the index with `staged`).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// New side, with `base`. Alone it acts like `base` (as `git diff <rev>` does).
+    #[serde(default)]
+    pub head: Option<String>,
+    /// Only changes under this repository-relative path.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Compare with the index (`git diff --cached`): without revisions, staged changes
+    /// against HEAD; with one revision, the index against it.
+    #[serde(default)]
+    pub staged: bool,
+    /// Most bytes of patch text returned; cut on a line boundary.
+    #[serde(default)]
+    pub max_bytes: Bounded<1, 1_048_576, 65_536>,
+    /// Most lines of patch text returned (applied before `maxBytes`).
+    #[serde(default)]
+    pub max_lines: Option<Bounded<1, 100_000_000, 100_000_000>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffTextData {
+    /// Always `text`: a unified patch as `git diff` prints it.
+    pub format: &'static str,
+    /// What was compared: `tree-to-tree`, `revision-to-worktree`, `revision-to-index`,
+    /// `index-to-worktree` or `head-to-index`.
+    pub compared: &'static str,
+    pub base: Option<String>,
+    pub head: Option<String>,
+    /// The revisions as resolved, in the order compared.
+    pub base_oid: Option<Oid>,
+    pub head_oid: Option<Oid>,
+    pub path: Option<String>,
+    pub staged: bool,
+    pub diff: String,
+    /// True when `diff` is not the whole patch.
+    pub truncated: bool,
+    /// True when the patch held bytes that are not UTF-8 (shown as U+FFFD).
+    pub lossy: bool,
+    /// Size of the whole patch in bytes; a lower bound when `totalBytesExact` is false.
+    pub total_bytes: u64,
+    pub total_bytes_exact: bool,
+    /// Lines of the whole patch; a lower bound when `totalBytesExact` is false.
+    pub total_lines: u64,
+    /// Bytes of `diff` as git printed them.
+    pub returned_bytes: u64,
+    pub max_bytes: u64,
+    pub max_lines: Option<u64>,
+    /// Files git reported as `Binary files … differ`.
+    pub binary_files: Vec<PathText>,
+    pub binary_files_total: u64,
+    pub binary_files_truncated: bool,
+}
+
+fn rev(field: &str, value: Option<&str>) -> Result<Option<Rev>, ToolError> {
+    value.map(|v| Rev::parse(field, v)).transpose()
+}
+
+impl Tool for DiffText {
+    type Input = DiffTextInput;
+    type Output = Local<DiffTextData>;
+
+    const NAME: &'static str = "diff.text";
+    const TITLE: &'static str = "Text diff";
+    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no colour, no external diff or textconv, renames detected). base+head: tree to tree (bare repositories too); base (or head) alone: that revision against the working tree, or the index with staged:true; neither: index against working tree, or HEAD against index with staged:true. Optional `path` filter. Returns at most maxBytes (and maxLines), cut on a line boundary, with true totals, binary files named, and lossy:true when bytes were not UTF-8.";
+    const TOOLSET: Toolset = Toolset::Git;
+    const ANNOTATIONS: Annotations = Annotations::READ;
+
+    async fn call(ctx: CallCtx, input: DiffTextInput) -> Result<Self::Output, ToolError> {
+        let base = rev("base", input.base.as_deref())?;
+        let head = rev("head", input.head.as_deref())?;
+        let path = input
+            .path
+            .as_deref()
+            .map(|p| RepoRelPath::parse("path", p))
+            .transpose()?;
+        if base.is_some() && head.is_some() && input.staged {
+            return Err(ToolError::invalid(
+                "staged",
+                "compares with the index, so it cannot be combined with both base and head",
+            ));
+        }
+        let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
+        let git = Git::new(&repo, &ctx.cancel).with_timeout(DIFF_TIMEOUT);
+
+        let mut sides: Vec<String> = Vec::new();
+        let (compared, base_oid, head_oid) = match (&base, &head) {
+            (Some(b), Some(h)) => {
+                let (b, h) =
+                    tokio::try_join!(git.resolve_commit("base", b), git.resolve_commit("head", h))?;
+                sides.extend(["--end-of-options".to_owned(), b.to_string(), h.to_string()]);
+                ("tree-to-tree", Some(b), Some(h))
+            }
+            (Some(one), None) | (None, Some(one)) => {
+                let field = if base.is_some() { "base" } else { "head" };
+                repo.require_worktree()?;
+                let oid = git.resolve_commit(field, one).await?;
+                if input.staged {
+                    sides.push("--cached".to_owned());
+                }
+                sides.extend(["--end-of-options".to_owned(), oid.to_string()]);
+                let compared = if input.staged {
+                    "revision-to-index"
+                } else {
+                    "revision-to-worktree"
+                };
+                (compared, Some(oid), None)
+            }
+            (None, None) => {
+                repo.require_worktree()?;
+                if input.staged {
+                    sides.push("--cached".to_owned());
+                    ("head-to-index", None, None)
+                } else {
+                    ("index-to-worktree", None, None)
+                }
+            }
+        };
+
+        let mut args: Vec<String> = [
+            "--literal-pathspecs",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "-M",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        args.extend(sides);
+        args.push("--".to_owned());
+        if let Some(path) = &path {
+            args.push(path.as_str().to_owned());
+        }
+        let max_bytes = input.max_bytes.usize();
+        let max_lines = input.max_lines.map(|l| l.get());
+        let done = git
+            .cmd(args)
+            .stream(Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME))
+            .await?;
+        let patch = done.sink;
+        let (text, truncated) = patch.cut(max_bytes, max_lines);
+        let (diff, lossy) = crate::model::lossy(text);
+        let data = DiffTextData {
+            format: "text",
+            compared,
+            base: input.base,
+            head: input.head,
+            base_oid,
+            head_oid,
+            path: path.map(|p| p.as_str().to_owned()),
+            staged: input.staged,
+            returned_bytes: text.len() as u64,
+            diff,
+            truncated,
+            lossy,
+            total_bytes: patch.total_bytes,
+            total_bytes_exact: !patch.stopped,
+            total_lines: patch.total_lines,
+            max_bytes: max_bytes as u64,
+            max_lines,
+            binary_files_truncated: patch.binary_total > patch.binary_files.len() as u64,
+            binary_files_total: patch.binary_total,
+            binary_files: patch
+                .binary_files
+                .iter()
+                .map(|p| PathText::from_bytes(p))
+                .collect(),
+        };
+        Ok(Local::new::<Self>(&repo, data))
+    }
+}

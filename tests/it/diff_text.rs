@@ -1,0 +1,300 @@
+//! `diff.text` against real repositories.
+
+use serde_json::{Value, json};
+
+use crate::common::Fixture;
+use crate::hostile;
+use crate::snap;
+
+fn raw_diff(fx: &Fixture, repo: &std::path::Path, args: &[&str]) -> Vec<u8> {
+    // gitward reads with core.quotePath=false, so names come out as bytes, not C-quoted.
+    let mut full = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M",
+    ];
+    full.extend_from_slice(args);
+    let out = fx.git_output(repo, &full);
+    assert!(out.status.success());
+    out.stdout
+}
+
+fn diff_of(result: &Value) -> &str {
+    result["data"]["diff"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"))
+}
+
+/// A repository with two commits, staged and unstaged changes.
+fn setup(fx: &Fixture) -> std::path::PathBuf {
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, "old name.txt", "one\ntwo\nthree\nfour\nfive\n");
+    fx.write(&repo, "bin.dat", "x\0y");
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    fx.git(&repo, &["mv", "old name.txt", "new name.txt"]);
+    fx.write(&repo, "bin.dat", "z\0y");
+    fx.commit(&repo, "a.txt", "a\nb\n", "second");
+    fx.write(&repo, "a.txt", "a\nb\nstaged\n");
+    fx.git(&repo, &["add", "a.txt"]);
+    fx.write(&repo, "a.txt", "a\nb\nstaged\nunstaged\n");
+    repo
+}
+
+#[test]
+fn every_mode_matches_git_diff() {
+    let fx = Fixture::new();
+    let repo = setup(&fx);
+    let mut server = fx.server(&[], &[]);
+    let cases: [(Value, &[&str]); 6] = [
+        (
+            json!({ "base": "HEAD~1", "head": "HEAD" }),
+            &["HEAD~1", "HEAD"],
+        ),
+        (json!({ "base": "HEAD~1" }), &["HEAD~1"]),
+        (json!({ "head": "HEAD~1" }), &["HEAD~1"]),
+        (
+            json!({ "base": "HEAD~1", "staged": true }),
+            &["--cached", "HEAD~1"],
+        ),
+        (json!({}), &[]),
+        (json!({ "staged": true }), &["--cached"]),
+    ];
+    for (mut args, git_args) in cases {
+        args["repoPath"] = json!(repo);
+        let result = server.call("diff.text", args.clone());
+        let expected = raw_diff(&fx, &repo, git_args);
+        assert!(!expected.is_empty(), "{git_args:?}");
+        assert_eq!(diff_of(&result).as_bytes(), expected, "{args}");
+        assert_eq!(result["data"]["totalBytes"], expected.len(), "{args}");
+        assert_eq!(result["data"]["truncated"], false);
+        assert_eq!(result["data"]["totalBytesExact"], true);
+    }
+    let two = server.call(
+        "diff.text",
+        json!({ "repoPath": repo, "base": "HEAD~1", "head": "HEAD" }),
+    );
+    assert_eq!(two["data"]["binaryFiles"], json!([{ "path": "bin.dat" }]));
+    snap!("diff_text_two_revisions", fx.redact(&two));
+
+    let filtered = server.call(
+        "diff.text",
+        json!({ "repoPath": repo, "base": "HEAD~1", "head": "HEAD", "path": "bin.dat" }),
+    );
+    assert_eq!(
+        diff_of(&filtered).as_bytes(),
+        raw_diff(&fx, &repo, &["HEAD~1", "HEAD", "--", "bin.dat"])
+    );
+}
+
+#[test]
+fn truncation_keeps_lines_and_true_totals() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "start\n", "first");
+    let body: String = (0..400).map(|i| format!("line {i} é\n")).collect();
+    fx.write(&repo, "a.txt", &body);
+    let full = raw_diff(&fx, &repo, &[]);
+    let mut server = fx.server(&[], &[]);
+    let cut = server.call("diff.text", json!({ "repoPath": repo, "maxBytes": 1000 }));
+    let text = diff_of(&cut);
+    assert!(text.len() <= 1000 && text.ends_with('\n'), "{text}");
+    assert!(full.starts_with(text.as_bytes()));
+    assert_eq!(cut["data"]["truncated"], true);
+    assert_eq!(cut["data"]["totalBytes"], full.len());
+    assert_eq!(cut["data"]["totalBytesExact"], true);
+    let lines = full.iter().filter(|b| **b == b'\n').count();
+    assert_eq!(cut["data"]["totalLines"], lines);
+
+    let few = server.call("diff.text", json!({ "repoPath": repo, "maxLines": 3 }));
+    assert_eq!(diff_of(&few).lines().count(), 3);
+    assert_eq!(few["data"]["truncated"], true);
+
+    // One giant line is cut on a character boundary.
+    fx.write(&repo, "a.txt", &"é".repeat(5000));
+    let giant = server.call("diff.text", json!({ "repoPath": repo, "maxBytes": 301 }));
+    let text = diff_of(&giant);
+    assert!(text.len() <= 301);
+    assert!(!text.contains('\u{fffd}'), "{text}");
+    assert_eq!(giant["data"]["lossy"], false);
+}
+
+#[test]
+fn non_utf8_content_and_names() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(repo.join(name), b"caf\xe9\n").unwrap();
+    std::fs::write(repo.join("tab\there.bin"), b"\0binary").unwrap();
+    fx.git(&repo, &["add", "-A"]);
+    let result = fx.call("diff.text", json!({ "repoPath": repo, "staged": true }));
+    assert_eq!(result["data"]["lossy"], true);
+    let expected = raw_diff(&fx, &repo, &["--cached"]);
+    assert_eq!(
+        diff_of(&result),
+        String::from_utf8_lossy(&expected),
+        "the lossy rendering of git's bytes"
+    );
+    assert_eq!(
+        result["data"]["binaryFiles"],
+        json!([{ "path": "tab\there.bin" }])
+    );
+}
+
+#[test]
+fn unborn_bare_and_sha256() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, "a.txt", "a\n");
+    fx.git(&repo, &["add", "a.txt"]);
+    fx.write(&repo, "a.txt", "a\nb\n");
+    let mut server = fx.server(&[], &[]);
+    let unstaged = server.call("diff.text", json!({ "repoPath": repo }));
+    assert_eq!(diff_of(&unstaged).as_bytes(), raw_diff(&fx, &repo, &[]));
+    let staged = server.call("diff.text", json!({ "repoPath": repo, "staged": true }));
+    assert_eq!(
+        diff_of(&staged).as_bytes(),
+        raw_diff(&fx, &repo, &["--cached"])
+    );
+    assert!(diff_of(&staged).contains("new file mode"));
+
+    let src = fx.init("src", &["--object-format=sha256"]);
+    fx.commit(&src, "a.txt", "a\n", "first");
+    fx.commit(&src, "a.txt", "a\nb\n", "second");
+    let root = fx.root();
+    fx.git(
+        &root,
+        &["clone", "-q", "--bare", src.to_str().unwrap(), "bare.git"],
+    );
+    let bare = fx.path("bare.git");
+    let two = server.call(
+        "diff.text",
+        json!({ "repoPath": bare, "base": "main~1", "head": "main" }),
+    );
+    assert_eq!(
+        diff_of(&two).as_bytes(),
+        raw_diff(&fx, &src, &["HEAD~1", "HEAD"])
+    );
+    assert_eq!(two["data"]["headOid"].as_str().unwrap().len(), 64);
+    let worktree = server.call("diff.text", json!({ "repoPath": bare }));
+    assert_eq!(worktree["error"]["code"], 10010, "{worktree}");
+}
+
+#[test]
+fn bad_and_hostile_input() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    let marker = repo.join("created-by-option");
+    let mut server = fx.server(&[], &[]);
+    let revs = hostile::hostile_revs(&marker);
+    let base = json!({ "repoPath": repo });
+    hostile::assert_refused(&mut server, "diff.text", &base, "base", &revs, &marker);
+    hostile::assert_refused(&mut server, "diff.text", &base, "head", &revs, &marker);
+    let with_head = json!({ "repoPath": repo, "head": "HEAD" });
+    hostile::assert_refused(&mut server, "diff.text", &with_head, "base", &revs, &marker);
+    hostile::assert_refused(
+        &mut server,
+        "diff.text",
+        &base,
+        "path",
+        &hostile::hostile_paths(),
+        &marker,
+    );
+    for (args, field) in [
+        (json!({ "repoPath": repo, "maxBytes": 0 }), "maxBytes"),
+        (
+            json!({ "repoPath": repo, "maxBytes": 1_048_577 }),
+            "maxBytes",
+        ),
+        (json!({ "repoPath": repo, "maxLines": 0 }), "maxLines"),
+        (json!({ "repoPath": repo, "base": "nope" }), "base"),
+        (
+            json!({ "repoPath": repo, "base": "HEAD", "head": "HEAD", "staged": true }),
+            "staged",
+        ),
+    ] {
+        let result = server.call("diff.text", args.clone());
+        assert_eq!(result["error"]["code"], -32602, "{args}: {result}");
+        assert_eq!(result["error"]["data"]["field"], field, "{result}");
+    }
+}
+
+/// Peak resident memory of a process, from /proc (Linux only).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+fn a_large_diff_streams_in_flat_memory() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "keep.txt", "k\n", "first");
+    // About 48 MiB of patch: larger than the memory bound, so buffering it would show.
+    let line = format!("{}\n", "x".repeat(99));
+    let chunk = line.repeat(10_000);
+    let mut file = std::fs::File::create(repo.join("big.txt")).unwrap();
+    for _ in 0..48 {
+        use std::io::Write;
+        file.write_all(chunk.as_bytes()).unwrap();
+    }
+    drop(file);
+    fx.git(&repo, &["add", "big.txt"]);
+    let mut server = fx.server(&[], &[]);
+    let result = server.call("diff.text", json!({ "repoPath": repo, "staged": true }));
+    let data = &result["data"];
+    assert_eq!(data["truncated"], true);
+    assert_eq!(data["totalBytesExact"], true);
+    assert!(
+        data["totalBytes"].as_u64().unwrap() > 48 * 1_000_000,
+        "{}",
+        data["totalBytes"]
+    );
+    assert_eq!(data["totalLines"].as_u64().unwrap(), 480_000 + 6);
+    if let Some(peak) = peak_rss_kib(server.pid()) {
+        assert!(peak < 32 * 1024, "peak RSS {peak} KiB");
+    }
+}
+
+#[test]
+fn in_a_conflicted_merge_and_a_linked_worktree() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "c.txt", "base\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "side"]);
+    fx.commit(&repo, "c.txt", "theirs\n", "theirs");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "c.txt", "ours\n", "ours");
+    assert!(!fx.git_output(&repo, &["merge", "side"]).status.success());
+    let mut server = fx.server(&[], &[]);
+    let result = server.call("diff.text", json!({ "repoPath": repo }));
+    let expected = raw_diff(&fx, &repo, &[]);
+    assert!(String::from_utf8_lossy(&expected).contains("diff --cc c.txt"));
+    assert_eq!(diff_of(&result).as_bytes(), expected);
+
+    let linked = fx.path("linked");
+    fx.git(
+        &repo,
+        &["worktree", "add", "-q", linked.to_str().unwrap(), "side"],
+    );
+    fx.write(&linked, "c.txt", "edited in linked\n");
+    let result = server.call("diff.text", json!({ "repoPath": linked, "base": "main" }));
+    assert_eq!(
+        diff_of(&result).as_bytes(),
+        raw_diff(&fx, &linked, &["main"])
+    );
+    assert!(diff_of(&result).contains("+edited in linked"));
+}

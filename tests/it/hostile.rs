@@ -1,0 +1,154 @@
+//! Hostile input and hostile repositories: no read tool may write a file, run a program
+//! the repository names, or touch the index.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{Fixture, Server};
+
+/// Revision values that would act as options, or smuggle a second line or argument.
+pub fn hostile_revs(marker: &Path) -> Vec<String> {
+    vec![
+        format!("--output={}", marker.display()),
+        "-n".to_owned(),
+        "--all".to_owned(),
+        "HEAD\0--output=x".to_owned(),
+        "HEAD\n--output=x".to_owned(),
+        String::new(),
+    ]
+}
+
+/// Path values that escape the repository or use pathspec magic.
+pub fn hostile_paths() -> Vec<String> {
+    vec![
+        "../outside".to_owned(),
+        "a/../../b".to_owned(),
+        "/etc/passwd".to_owned(),
+        ":(glob)**".to_owned(),
+        "a\0b".to_owned(),
+        "a\nb".to_owned(),
+    ]
+}
+
+/// Calls `tool` once per value of `field` and checks each is refused with -32602 naming
+/// the field, and that no file appeared at `marker`.
+pub fn assert_refused(
+    server: &mut Server,
+    tool: &str,
+    base: &Value,
+    field: &str,
+    values: &[String],
+    marker: &Path,
+) {
+    for value in values {
+        let mut args = base.clone();
+        args[field] = json!(value);
+        let result = server.call(tool, args);
+        assert_eq!(
+            result["error"]["code"], -32602,
+            "{tool} {field}={value:?}: {result}"
+        );
+        assert_eq!(result["error"]["data"]["field"], field, "{result}");
+        assert!(!marker.exists(), "{tool} {field}={value:?} created a file");
+    }
+}
+
+/// Writes an executable script that leaves `marker` behind when anything runs it.
+fn marker_script(dir: &Path, name: &str, marker: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(name);
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+fn index_state(repo: &Path) -> (Vec<u8>, std::time::SystemTime) {
+    let index = repo.join(".git/index");
+    (
+        std::fs::read(&index).unwrap(),
+        std::fs::metadata(&index).unwrap().modified().unwrap(),
+    )
+}
+
+#[test]
+fn a_hostile_repository_runs_nothing_and_changes_nothing() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, ".gitattributes", "* filter=evil diff=evil\n");
+    let first = fx.commit(&repo, "a.txt", "one\n", "first");
+    fx.commit(&repo, "a.txt", "one\ntwo\n", "second");
+    fx.git(&repo, &["worktree", "add", "-q", "../linked"]);
+
+    let marker = fx.path("ran-something");
+    let bin = fx.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = marker_script(&bin, "evil", &marker);
+    let s = script.display().to_string();
+    for (key, value) in [
+        ("core.fsmonitor", s.as_str()),
+        ("diff.external", s.as_str()),
+        ("core.pager", s.as_str()),
+        ("filter.evil.clean", s.as_str()),
+        ("filter.evil.smudge", s.as_str()),
+        ("filter.evil.required", "true"),
+        ("diff.evil.textconv", s.as_str()),
+        ("diff.evil.command", s.as_str()),
+        ("core.hooksPath", bin.to_str().unwrap()),
+    ] {
+        fx.git(&repo, &["config", key, value]);
+    }
+    // Worktree changes for status and diff to look at, written without running git.
+    std::fs::write(repo.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    std::fs::write(repo.join("new.txt"), "untracked\n").unwrap();
+    // Make sure the index is older than the files, so a refresh would have work to do.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(repo.join("a.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    let before = index_state(&repo);
+
+    let mut server = fx.server(&[], &[]);
+    let r = json!(repo);
+    let calls = [
+        ("repo.status", json!({ "repoPath": r })),
+        ("repo.refs", json!({ "repoPath": r })),
+        ("repo.history", json!({ "repoPath": r })),
+        ("repo.history", json!({ "repoPath": r, "path": "a.txt" })),
+        ("commit.details", json!({ "repoPath": r, "commit": "HEAD" })),
+        ("commit.details", json!({ "repoPath": r, "commit": first })),
+        ("worktree.changes", json!({ "repoPath": r })),
+        ("worktree.list", json!({ "repoPath": r })),
+        ("diff.text", json!({ "repoPath": r })),
+        ("diff.text", json!({ "repoPath": r, "staged": true })),
+        ("diff.text", json!({ "repoPath": r, "base": "HEAD~1" })),
+        (
+            "diff.text",
+            json!({ "repoPath": r, "base": "HEAD~1", "head": "HEAD" }),
+        ),
+    ];
+    for (tool, args) in calls {
+        let result = server.call(tool, args.clone());
+        assert!(result.get("error").is_none(), "{tool} {args}: {result}");
+        assert!(
+            !marker.exists(),
+            "{tool} ran a repository-chosen program: {}",
+            std::fs::read_to_string(&marker).unwrap_or_default()
+        );
+        if tool == "diff.text" && args.get("staged").is_none() {
+            assert!(
+                !result["data"]["diff"].as_str().unwrap().is_empty(),
+                "{result}"
+            );
+        }
+    }
+    let changes = server.call("worktree.changes", json!({ "repoPath": r }));
+    assert_eq!(changes["data"]["unstaged"][0]["path"], "a.txt");
+    assert_eq!(index_state(&repo), before, "the index was rewritten");
+
+    // The same git, run plainly, does run the script: the test can tell.
+    fx.git(&repo, &["diff", "--ext-diff"]);
+    assert!(marker.exists(), "the hostile configuration is live");
+}
