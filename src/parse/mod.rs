@@ -5,7 +5,9 @@
 //! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
 //! so memory stays flat however much git prints.
 
+pub mod codeowners;
 pub mod log;
+pub mod reflog;
 pub mod status_v2;
 
 use crate::process::{Flow, Sink};

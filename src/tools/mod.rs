@@ -5,8 +5,11 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod branch;
+pub mod brief;
 pub mod input;
 pub mod repo;
+pub mod scope;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -143,7 +146,15 @@ impl ToolDef {
 }
 
 /// Every tool, in `tools/list` order.
-pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| vec![ToolDef::of::<repo::Status>()]);
+pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
+    vec![
+        ToolDef::of::<brief::Brief>(),
+        ToolDef::of::<scope::Scope>(),
+        ToolDef::of::<repo::Status>(),
+        ToolDef::of::<branch::BranchStack>(),
+        ToolDef::of::<branch::Reflog>(),
+    ]
+});
 
 /// The tools this configuration serves, in order.
 pub fn visible(config: &Config) -> impl Iterator<Item = &'static ToolDef> + '_ {
