@@ -70,10 +70,12 @@ pub struct BriefData {
     /// Null in a bare repository.
     pub working_tree: Option<WorkingTree>,
     pub stashes: u64,
-    pub submodules: Submodules,
+    /// Null when the repository has no submodules.
+    pub submodules: Option<Submodules>,
     pub recent_commits: Vec<RecentCommit>,
     pub recent_commits_truncated: bool,
-    pub conventions: Conventions,
+    /// Null only when the budget could not hold it (see `budget.trimmed`).
+    pub conventions: Option<Conventions>,
     /// Next steps, most urgent first; each names the tool to call.
     pub hints: Vec<Hint>,
     pub budget: Budget,
@@ -89,6 +91,8 @@ pub struct Head {
     /// True on a branch with no commits yet.
     pub unborn: bool,
     pub sha: Option<String>,
+    /// Left out only when the budget is very tight.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub short_sha: Option<String>,
     pub upstream: Option<String>,
     pub ahead: Option<u64>,
@@ -113,8 +117,6 @@ pub struct Operation {
     pub step: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interactive: Option<bool>,
     /// The commit being merged, picked or reverted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incoming: Option<String>,
@@ -360,10 +362,16 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
         operation_in_progress: operation,
         working_tree,
         stashes,
-        submodules,
+        submodules: (submodules.total
+            + submodules.drifted
+            + submodules.modified
+            + submodules.untracked
+            + submodules.conflicts
+            > 0)
+        .then_some(submodules),
         recent_commits,
         recent_commits_truncated,
-        conventions,
+        conventions: Some(conventions),
         hints: Vec::new(),
         budget: Budget {
             max_tokens: 0,
@@ -985,7 +993,6 @@ pub fn read_operation(git_dir: &Path) -> Option<Operation> {
         onto: None,
         step: None,
         total: None,
-        interactive: None,
         incoming: None,
         sequencer_only: false,
     };
@@ -996,7 +1003,6 @@ pub fn read_operation(git_dir: &Path) -> Option<Operation> {
             onto: read_trimmed(&merge.join("onto")),
             step: read_number(&merge.join("msgnum")),
             total: read_number(&merge.join("end")),
-            interactive: Some(merge.join("interactive").exists()),
             ..blank("rebase")
         });
     }
@@ -1103,7 +1109,7 @@ fn hints(d: &BriefData) -> Vec<Hint> {
             ),
         );
     }
-    let s = &d.submodules;
+    let s = d.submodules.as_ref().map_or(&NO_SUBMODULES, |s| s);
     if s.drifted + s.uninitialized + s.conflicts + s.modified > 0 {
         hint(
             "submodule.status",
@@ -1140,9 +1146,11 @@ fn fit(mut out: Local<BriefData>, max_tokens: u64) -> Local<BriefData> {
     out.data.budget.max_tokens = max_tokens;
     let size = |o: &Local<BriefData>| serde_json::to_string(o).map_or(usize::MAX, |s| s.len());
     type Step = fn(&mut BriefData) -> bool;
-    let steps: [(&'static str, Step); 12] = [
+    let steps: [(&'static str, Step); 14] = [
         ("conventions.examples", |d| {
-            let c = &mut d.conventions;
+            let Some(c) = &mut d.conventions else {
+                return false;
+            };
             let had = !c.commit_messages.examples.is_empty() || !c.branch_names.examples.is_empty();
             c.commit_messages.examples.clear();
             c.branch_names.examples.clear();
@@ -1155,22 +1163,27 @@ fn fit(mut out: Local<BriefData>, max_tokens: u64) -> Local<BriefData> {
             Some(w) => halve(&mut w.top_paths, 3, &mut w.top_paths_truncated),
             None => false,
         }),
-        ("conventions.hooks.names", |d| {
-            let had = !d.conventions.hooks.names.is_empty();
-            d.conventions.hooks.names.clear();
-            had
+        ("conventions.hooks.names", |d| match &mut d.conventions {
+            Some(c) if !c.hooks.names.is_empty() => {
+                c.hooks.names.clear();
+                true
+            }
+            _ => false,
         }),
-        ("submodules.attention", |d| {
-            let s = &mut d.submodules;
-            let had = !s.attention.is_empty();
-            s.attention_truncated |= had;
-            s.attention.clear();
-            had
+        ("submodules.attention", |d| match &mut d.submodules {
+            Some(s) if !s.attention.is_empty() => {
+                s.attention.clear();
+                s.attention_truncated = true;
+                true
+            }
+            _ => false,
         }),
         ("conventions.types", |d| {
-            let c = &mut d.conventions;
-            let had = !c.commit_messages.types.is_empty() || !c.branch_names.prefixes.is_empty();
-            c.commit_messages.types.truncate(0);
+            let Some(c) = &mut d.conventions else {
+                return false;
+            };
+            let had = !c.commit_messages.types.is_empty() || c.branch_names.prefixes.len() > 1;
+            c.commit_messages.types.clear();
             c.branch_names.prefixes.truncate(1);
             had
         }),
@@ -1195,33 +1208,56 @@ fn fit(mut out: Local<BriefData>, max_tokens: u64) -> Local<BriefData> {
             d.hints.truncate(1);
             had
         }),
+        ("conventions", |d| d.conventions.take().is_some()),
         ("recentCommits", |d| {
             halve(&mut d.recent_commits, 0, &mut d.recent_commits_truncated)
         }),
-        ("conventions.guidanceFiles", |d| {
-            let had = !d.conventions.guidance_files.is_empty();
-            d.conventions.guidance_files.clear();
+        ("hints", |d| {
+            let had = !d.hints.is_empty();
+            d.hints.clear();
             had
         }),
+        ("head.shortSha", |d| d.head.short_sha.take().is_some()),
     ];
+    let tokens = |o: &Local<BriefData>| size(o).div_ceil(CHARS_PER_TOKEN) as u64;
     for (name, step) in steps {
         loop {
-            out.data.budget.approx_tokens = (size(&out) / CHARS_PER_TOKEN) as u64 + 1;
+            out.data.budget.approx_tokens = tokens(&out);
             if size(&out) <= limit {
                 return out;
             }
             if !step(&mut out.data) {
                 break;
             }
-            if !out.data.budget.trimmed.contains(&name) {
-                out.data.budget.trimmed.push(name);
+            let trimmed = &mut out.data.budget.trimmed;
+            if !trimmed.contains(&name) {
+                trimmed.push(name);
+            }
+            // A section dropped whole makes the notes about its parts redundant.
+            if out.data.conventions.is_none() {
+                trimmed.retain(|t| !t.starts_with("conventions."));
+            }
+            if out.data.recent_commits.is_empty() {
+                trimmed.retain(|t| *t != "recentCommits.subjects");
             }
         }
     }
     // Whatever remains is the fixed skeleton (plus long names); report its true size.
-    out.data.budget.approx_tokens = (size(&out) / CHARS_PER_TOKEN) as u64 + 1;
+    out.data.budget.approx_tokens = tokens(&out);
     out
 }
+
+/// What `hints` reads when the repository has no submodules.
+static NO_SUBMODULES: Submodules = Submodules {
+    total: 0,
+    drifted: 0,
+    modified: 0,
+    untracked: 0,
+    uninitialized: 0,
+    conflicts: 0,
+    attention: Vec::new(),
+    attention_truncated: false,
+};
 
 /// Halves `list` (not below `floor`); false when it was already at the floor.
 fn halve<T>(list: &mut Vec<T>, floor: usize, truncated: &mut bool) -> bool {

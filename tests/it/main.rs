@@ -6,5 +6,7 @@
 
 mod common;
 
+mod branch;
+mod brief;
 mod protocol;
 mod repo_status;
