@@ -772,7 +772,7 @@ impl Tool for Reflog {
 
     const NAME: &'static str = "repo.reflog";
     const TITLE: &'static str = "Reflog timeline";
-    const DESCRIPTION: &'static str = "Where a ref (HEAD by default) has been, newest first: old and new commit as recorded, HEAD@{n} selector, action (commit, amend, reset, rebase, checkout, merge, pull, …), message, identity and time. Entries whose commit no longer reachable from any ref are flagged unreachable with the exact git command a human can run to recover it; nothing is executed.";
+    const DESCRIPTION: &'static str = "Where a ref (HEAD by default) has been, newest first: old and new commit as recorded, HEAD@{n} selector, action (commit, amend, reset, rebase, checkout, merge, pull, …), message, identity and time. Entries whose commit is no longer reachable from any ref are flagged unreachable with the exact git command a human can run to recover it; nothing is executed.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -882,6 +882,7 @@ async fn reflog_data(
         }
     };
     let (reach, complete) = reachability(git, &entries).await?;
+    let stash = full == "refs/stash";
     let mut out = Vec::with_capacity(entries.len());
     let mut lost = 0;
     for (i, e) in entries.into_iter().enumerate() {
@@ -891,7 +892,8 @@ async fn reflog_data(
             Reach::Reachable => Some(false),
             Reach::Unknown => None,
         };
-        let recovery_hint = (state == Reach::Unreachable).then(|| {
+        // Older stashes live only in this reflog by design; they are not lost.
+        let recovery_hint = (state == Reach::Unreachable && !stash).then(|| {
             lost += 1;
             format!("git branch recover-{} {}", e.new.short(), e.new)
         });
@@ -914,7 +916,9 @@ async fn reflog_data(
             recovery_hint,
         });
     }
-    let recovery_guidance = if lost > 0 {
+    let recovery_guidance = if stash {
+        "Stash entries are kept by this reflog itself: each is listed by `git stash list` and is not lost while it is there.".to_owned()
+    } else if lost > 0 {
         format!(
             "{lost} entr{} point at commits no ref reaches any more; they stay recoverable until the reflog expires and gc prunes them. Suggest the recoveryHint command to the human; nothing was run.",
             if lost == 1 { "y" } else { "ies" }

@@ -448,6 +448,26 @@ fn reflog_matches_git_and_flags_lost_commits() {
     let out = call(&fx, "repo.reflog", json!({ "repoPath": repo, "ref": "v1" }));
     assert_eq!(out["data"]["fullRef"], "refs/tags/v1");
     assert_eq!(out["data"]["entries"], json!([]));
+
+    // Older stashes live only in the stash reflog; they are not offered for recovery.
+    for text in ["s1\n", "s2\n"] {
+        fx.write(&repo, "a", text);
+        fx.git(&repo, &["stash", "-q"]);
+    }
+    let out = call(
+        &fx,
+        "repo.reflog",
+        json!({ "repoPath": repo, "refName": "stash" }),
+    );
+    let entries = out["data"]["entries"].as_array().unwrap();
+    let got: Vec<&str> = entries
+        .iter()
+        .map(|e| e["newOid"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, git_reflog(&fx, &repo, "stash"));
+    assert_eq!(entries[1]["unreachable"], true);
+    assert!(entries.iter().all(|e| e.get("recoveryHint").is_none()));
+    assert_eq!(entries[0]["action"], "stash");
 }
 
 #[test]

@@ -162,6 +162,14 @@ fn unborn_detached_and_bare() {
     assert_eq!(hint_tools(&detached)[0], "repo.branchStack");
 
     fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.write(&repo, "a.txt", "stash me\n");
+    fx.git(&repo, &["stash", "-q"]);
+    fx.write(&repo, "a.txt", "and me\n");
+    fx.git(&repo, &["stash", "-q"]);
+    let stashed = brief(&fx, &repo);
+    let listed = fx.git(&repo, &["stash", "list"]);
+    assert_eq!(stashed["data"]["stashes"], listed.lines().count());
+    assert_eq!(listed.lines().count(), 2);
     let bare = fx.path("bare.git");
     fx.git(
         &fx.root(),
@@ -280,6 +288,13 @@ fn cherry_pick_sequencer_and_bisect() {
     assert_eq!(out["data"]["operationInProgress"]["kind"], "cherry-pick");
     assert_eq!(out["data"]["operationInProgress"]["sequencerOnly"], true);
     fx.git(&repo, &["cherry-pick", "--quit"]);
+
+    // Reverting "main change" conflicts with the resolved f.txt on top of it.
+    let revert = fx.git_output(&repo, &["revert", "--no-edit", "HEAD~1"]);
+    assert!(!revert.status.success(), "the revert conflicts");
+    let out = brief(&fx, &repo);
+    assert_eq!(out["data"]["operationInProgress"]["kind"], "revert");
+    fx.git(&repo, &["revert", "--abort"]);
 
     fx.git(&repo, &["bisect", "start", "HEAD", "HEAD~2"]);
     let out = brief(&fx, &repo);
