@@ -2,8 +2,9 @@
 //!
 //! Every independent question runs at once: one `status` (branch, upstream, counts,
 //! stashes, submodule flags), one `log` (recent commits and the subjects conventions are
-//! learned from), one `for-each-ref` (default branch and branch naming), one `config`
-//! read; in-progress operations, hooks and convention files are read straight from disk.
+//! learned from), two small `for-each-ref` listings (branch naming, default branch), one
+//! `config` read, and `.gitmodules` when present; in-progress operations, hooks and
+//! convention files are read straight from disk (from HEAD's tree in a bare repository).
 //! The answer is then trimmed, section by section, until it fits the caller's token
 //! budget, and says what was trimmed.
 
@@ -596,19 +597,30 @@ struct BranchRefs {
 }
 
 async fn branch_refs(git: &Git<'_>) -> Result<BranchRefs, ToolError> {
-    let out = git
+    let format = "--format=%(refname)%00%(symref)";
+    // Two listings, so a repository with thousands of local branches cannot push the
+    // default-branch refs past the `--count` cut.
+    let local = git
         .cmd([
             "for-each-ref",
-            "--format=%(refname)%00%(symref)",
-            &format!("--count={}", BRANCH_SAMPLE + 8),
+            format,
+            &format!("--count={BRANCH_SAMPLE}"),
             "refs/heads/",
+        ])
+        .capture(4 * 1024 * 1024);
+    let origin = git
+        .cmd([
+            "for-each-ref",
+            format,
             "refs/remotes/origin/HEAD",
             "refs/remotes/origin/main",
             "refs/remotes/origin/master",
         ])
-        .capture(4 * 1024 * 1024)
-        .await?;
-    Ok(parse_branch_refs(&out.sink.bytes))
+        .capture(64 * 1024);
+    let (local, origin) = tokio::try_join!(local, origin)?;
+    let mut bytes = local.sink.bytes;
+    bytes.extend_from_slice(&origin.sink.bytes);
+    Ok(parse_branch_refs(&bytes))
 }
 
 /// `for-each-ref --format=%(refname)%00%(symref)` lines. Ref names never contain NUL or

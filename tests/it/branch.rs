@@ -134,6 +134,15 @@ fn stack_matches_rev_list() {
     assert_eq!(d["networkFetchPerformed"], false);
     assert_eq!(d["aheadBehindMethod"], "for-each-ref");
     snap!("repo_branch_stack", fx.redact(&out));
+
+    // The upstream disappears (as after a fetch --prune): reported as gone, not absent.
+    fx.git(&work, &["update-ref", "-d", "refs/remotes/origin/feat/a"]);
+    let out = call(&fx, "repo.branchStack", json!({ "repoPath": work }));
+    let d = &out["data"];
+    assert_eq!(d["upstream"]["gone"], true);
+    assert_eq!(d["upstream"]["ref"], "refs/remotes/origin/feat/a");
+    assert_eq!(d["current"]["ahead"], json!(null));
+    assert_ne!(d["risk"], "low");
 }
 
 #[test]
