@@ -35,6 +35,8 @@ const TOP_PATHS: usize = 8;
 const ATTENTION: usize = 5;
 /// Hook names listed at most.
 const HOOK_NAMES: usize = 12;
+/// Hints given at most, most urgent first.
+const MAX_HINTS: usize = 3;
 /// Characters per token the budget assumes (JSON text, mostly ASCII).
 const CHARS_PER_TOKEN: usize = 4;
 
@@ -1149,6 +1151,7 @@ fn hints(d: &BriefData) -> Vec<Hint> {
             "Page through more history, or repo.scope for one directory.".to_owned(),
         );
     }
+    out.truncate(MAX_HINTS);
     out
 }
 
