@@ -575,7 +575,10 @@ async fn branch_stack(
         network_fetch_performed: false,
         ahead_behind_method: if one_walk { "for-each-ref" } else { "rev-list" },
     };
-    assess(&mut data);
+    let on_candidate = candidates
+        .iter()
+        .any(|c| current_ref.as_deref() == Some(&format!("refs/heads/{c}")));
+    assess(&mut data, on_candidate);
     Ok(data)
 }
 
@@ -598,7 +601,7 @@ async fn fill_by_rev_list(
 }
 
 /// Risk, summary, guidance and next tools from the numbers.
-fn assess(d: &mut BranchStackData) {
+fn assess(d: &mut BranchStackData, on_candidate: bool) {
     let c = &d.current;
     let mut risk = 0;
     let mut summary = Vec::new();
@@ -665,6 +668,11 @@ fn assess(d: &mut BranchStackData) {
                 });
             }
         }
+    } else if on_candidate {
+        guidance.push(
+            "The current branch is itself a base candidate and no other candidate exists."
+                .to_owned(),
+        );
     } else {
         guidance.push("No base branch found among baseCandidates.".to_owned());
     }

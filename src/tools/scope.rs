@@ -373,6 +373,22 @@ async fn kind_of(
     path: &RepoRelPath,
 ) -> Result<&'static str, ToolError> {
     if let Some(top) = worktree {
+        // A symbolic link on the way would lead the lookup (and git) out of the tree.
+        let mut dir = top.to_path_buf();
+        let parts: Vec<&str> = path.as_str().split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(ToolError::invalid(
+                        "path",
+                        "must not pass through a symbolic link",
+                    ));
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
         match std::fs::symlink_metadata(top.join(path.as_str())) {
             Ok(m) if m.is_dir() => return Ok("directory"),
             Ok(_) => return Ok("file"),

@@ -473,6 +473,14 @@ fn bad_and_hostile_input() {
     );
     assert_eq!(out["data"]["kind"], "missing");
     assert!(!repo.join("x").exists());
+    std::os::unix::fs::symlink(fx.path("outside"), repo.join("link")).unwrap();
+    std::fs::create_dir_all(fx.path("outside")).unwrap();
+    std::fs::write(fx.path("outside/secret"), "s").unwrap();
+    let out = server.call(
+        "repo.scope",
+        json!({ "repoPath": repo, "path": "link/secret" }),
+    );
+    assert_eq!(out["error"]["data"]["field"], "path", "{out}");
     let out = server.call("repo.scope", json!({ "repoPath": repo, "path": "*" }));
     assert_eq!(
         out["data"]["recentCommits"],
