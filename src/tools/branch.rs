@@ -794,30 +794,41 @@ impl Tool for Reflog {
     }
 }
 
-/// The full name of `name` (`main` → `refs/heads/main`), as git's own lookup rules give it.
+/// The full name of `name` (`main` → `refs/heads/main`), by git's own lookup order
+/// (`git help revisions`: `<name>`, `refs/<name>`, `refs/tags/`, `refs/heads/`,
+/// `refs/remotes/`, `refs/remotes/<name>/HEAD`). Symbolic refs are not followed: the
+/// reflog of `origin/HEAD` is its own, not its target's.
 async fn full_ref(git: &Git<'_>, name: &str) -> Result<String, ToolError> {
-    if name == "HEAD" {
+    if name == "HEAD" || name.starts_with("worktrees/") || name.starts_with("main-worktree/") {
+        // HEAD-like names that for-each-ref does not list.
         return Ok(name.to_owned());
     }
-    // `name` passed check_ref_name, so it cannot be read as an option.
+    let rules = [
+        name.to_owned(),
+        format!("refs/{name}"),
+        format!("refs/tags/{name}"),
+        format!("refs/heads/{name}"),
+        format!("refs/remotes/{name}"),
+        format!("refs/remotes/{name}/HEAD"),
+    ];
+    // Patterns are literal names that passed check_ref_name: never options.
     let out = git
-        .cmd([
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--symbolic-full-name",
-            name,
-        ])
-        .capture_allowing(4096, &[0, 1, 128])
+        .cmd(["for-each-ref", "--format=%(refname)"])
+        .args(rules.iter().filter(|r| r.starts_with("refs/")))
+        .capture(1024 * 1024)
         .await?;
-    let full = String::from_utf8_lossy(&out.sink.bytes).trim().to_owned();
-    if !out.success() || full.is_empty() {
-        return Err(ToolError::invalid(
-            "refName",
-            format!("no ref named '{name}' in this repository"),
-        ));
-    }
-    Ok(full)
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    let existing: HashSet<&str> = text.lines().collect();
+    rules
+        .iter()
+        .find(|r| existing.contains(r.as_str()))
+        .cloned()
+        .ok_or_else(|| {
+            ToolError::invalid(
+                "refName",
+                format!("no ref named '{name}' in this repository"),
+            )
+        })
 }
 
 /// Refs whose reflog lives in the worktree's own git directory rather than the common one.
@@ -827,6 +838,31 @@ fn per_worktree(full: &str) -> bool {
         || full.starts_with("refs/bisect/")
         || full.starts_with("refs/worktree/")
         || full.starts_with("refs/rewritten/")
+}
+
+/// Where the files backend keeps the reflog of `full`, including the
+/// `main-worktree/<ref>` and `worktrees/<name>/<ref>` names for other worktrees' refs.
+fn log_file(repo: &Repo, full: &str) -> std::path::PathBuf {
+    if let Some(rest) = full.strip_prefix("main-worktree/") {
+        return repo.common_dir.join("logs").join(rest);
+    }
+    if let Some((name, rest)) = full
+        .strip_prefix("worktrees/")
+        .and_then(|r| r.split_once('/'))
+    {
+        return repo
+            .common_dir
+            .join("worktrees")
+            .join(name)
+            .join("logs")
+            .join(rest);
+    }
+    let dir = if per_worktree(full) {
+        &repo.git_dir
+    } else {
+        &repo.common_dir
+    };
+    dir.join("logs").join(full)
 }
 
 fn read_tail(path: &std::path::Path) -> std::io::Result<(Vec<u8>, bool)> {
@@ -874,12 +910,7 @@ async fn reflog_data(
             (walk.into_entries(), more)
         }
     } else {
-        let dir = if per_worktree(&full) {
-            &repo.git_dir
-        } else {
-            &repo.common_dir
-        };
-        match read_tail(&dir.join("logs").join(&full)) {
+        match read_tail(&log_file(repo, &full)) {
             Ok((bytes, complete)) => {
                 let entries = reflog::newest_lines(&bytes, complete, limit + 1)
                     .map_err(|e| ToolError::internal(e.to_string()))?;

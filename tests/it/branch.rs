@@ -533,6 +533,27 @@ fn reflog_in_reftable_linked_worktree_and_sha256() {
         git_reflog(&fx, &main, "HEAD"),
         "each worktree has its own HEAD log"
     );
+    // Another worktree's HEAD, named the way git names it.
+    let oids = |out: &Value| -> Vec<String> {
+        out["data"]["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["newOid"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let out = call(
+        &fx,
+        "repo.reflog",
+        json!({ "repoPath": main, "refName": "worktrees/linked/HEAD" }),
+    );
+    assert_eq!(oids(&out), git_reflog(&fx, &linked, "HEAD"));
+    let out = call(
+        &fx,
+        "repo.reflog",
+        json!({ "repoPath": linked, "refName": "main-worktree/HEAD" }),
+    );
+    assert_eq!(oids(&out), git_reflog(&fx, &main, "HEAD"));
 
     let sha = fx.init("sha", &["--object-format=sha256"]);
     let oid = fx.commit(&sha, "a", "1\n", "one");
