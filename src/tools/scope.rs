@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::brief::Hint;
 use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
@@ -61,7 +62,8 @@ pub struct ScopeData {
     pub churn: Churn,
     /// Null when the repository has no CODEOWNERS file.
     pub owners: Option<Owners>,
-    pub hints: Vec<String>,
+    /// Next steps; each names the tool to call.
+    pub hints: Vec<Hint>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -180,20 +182,24 @@ impl Tool for Scope {
             }
         });
         let mut hints = Vec::new();
+        let mut hint = |tool, reason: String| hints.push(Hint { tool, reason });
         if changes.as_ref().is_some_and(|c| c.changed > 0) {
-            hints.push(format!(
-                "diff.text with path \"{}\" shows the uncommitted changes.",
-                path.as_str()
-            ));
+            hint(
+                "diff.text",
+                format!("Show the uncommitted changes under \"{}\".", path.as_str()),
+            );
         }
         if kind == "missing" {
-            hints.push("The path exists neither in the working tree nor in HEAD.".to_owned());
+            hint(
+                "repo.status",
+                "The path exists neither in the working tree nor in HEAD.".to_owned(),
+            );
         }
         if more {
-            hints.push(format!(
-                "repo.history with path \"{}\" pages through older commits.",
-                path.as_str()
-            ));
+            hint(
+                "repo.history",
+                format!("Page through older commits touching \"{}\".", path.as_str()),
+            );
         }
         let data = ScopeData {
             scope: path.as_str().to_owned(),
