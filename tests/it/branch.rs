@@ -564,3 +564,39 @@ fn reflog_in_reftable_linked_worktree_and_sha256() {
         64
     );
 }
+
+/// The first `git` on `PATH`, as an absolute path.
+fn real_git() -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH")
+}
+
+#[test]
+fn older_git_falls_back_to_rev_list_with_the_same_answer() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    let work = stacked(&fx);
+    // A git that calls itself 2.40, one release before %(ahead-behind:…).
+    let wrapper = fx.path("old-git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor last in \"$@\"; do :; done\nif [ \"$last\" = version ]; then echo 'git version 2.40.1'; exit 0; fi\nexec '{}' \"$@\"\n",
+            real_git().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = json!({ "repoPath": work });
+    let new = fx.call("repo.branchStack", args.clone());
+    let old = fx
+        .server(&[], &[("GITWARD_GIT", wrapper.to_str().unwrap())])
+        .call("repo.branchStack", args);
+    assert_eq!(new["data"]["aheadBehindMethod"], "for-each-ref");
+    assert_eq!(old["data"]["aheadBehindMethod"], "rev-list");
+    let mut old = old;
+    old["data"]["aheadBehindMethod"] = json!("for-each-ref");
+    assert_eq!(old, new);
+}
