@@ -501,11 +501,11 @@ fn summarize_status(s: BriefStatus) -> (Head, Option<WorkingTree>, u64, Submodul
         rebasing: false,
     };
     let changed = c.entries - c.ignored;
-    let shown = s.conflicted.len() + s.others.len();
-    let top_paths = s
+    let top_paths: Vec<TopPath> = s
         .conflicted
         .into_iter()
         .chain(s.others)
+        .take(TOP_PATHS)
         .map(|e| TopPath {
             status: String::from_utf8_lossy(&e.xy).into_owned(),
             path: PathText::from_bytes(&e.path),
@@ -519,8 +519,8 @@ fn summarize_status(s: BriefStatus) -> (Head, Option<WorkingTree>, u64, Submodul
         untracked: c.untracked,
         conflicted: c.conflicted,
         renamed: c.renamed,
+        top_paths_truncated: (top_paths.len() as u64) < changed,
         top_paths,
-        top_paths_truncated: (shown as u64) < changed,
     };
     (head, Some(tree), b.stashes.unwrap_or(0), s.subs)
 }
