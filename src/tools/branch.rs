@@ -759,6 +759,9 @@ pub struct ReflogEntry {
     pub tz: String,
     /// The new commit is no longer reachable from any ref (null: undecided).
     pub unreachable: Option<bool>,
+    /// Unreachable, but the commit still exists: a branch or tag at it brings it back.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recoverable: bool,
     /// The object no longer exists (pruned): nothing left to recover.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub missing: bool,
@@ -951,6 +954,7 @@ async fn reflog_data(
             tz: e.tz,
             message: e.message,
             unreachable,
+            recoverable: state == Reach::Unreachable,
             missing: state == Reach::Missing,
             recovery_hint,
         });

@@ -395,6 +395,7 @@ fn reflog_matches_git_and_flags_lost_commits() {
         let reachable = all.lines().any(|l| l == e["newOid"].as_str().unwrap());
         assert_eq!(e["unreachable"], !reachable, "{e}");
         assert_eq!(e["recoveryHint"].is_string(), !reachable);
+        assert_eq!(e["recoverable"] == json!(true), !reachable);
     }
     let lost_entry = entries.iter().find(|e| e["newOid"] == json!(lost)).unwrap();
     assert_eq!(
