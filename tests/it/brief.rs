@@ -577,6 +577,20 @@ fn scope_changes_history_churn_and_owners() {
     assert_eq!(owners("docs/a.md"), (json!("docs/*"), json!(["@writers"])));
     assert_eq!(owners("docs/deep/a.md"), (json!("*"), json!(["@everyone"])));
 
+    // Non-UTF-8 names under the scope travel losslessly.
+    use std::os::unix::ffi::OsStrExt;
+    std::fs::create_dir_all(repo.join("bin")).unwrap();
+    std::fs::write(
+        repo.join("bin")
+            .join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "x",
+    )
+    .unwrap();
+    let out = fx.call("repo.scope", json!({ "repoPath": repo, "path": "bin" }));
+    let entry = &out["data"]["workingTree"]["entries"][0];
+    assert_eq!(entry["pathBytesB64"], "YmluL2NhZukudHh0");
+    assert_eq!(entry["pathEncoding"], "non-utf8");
+
     // A bare repository reads CODEOWNERS from HEAD and has no working tree.
     let bare = fx.path("bare.git");
     fx.git(
