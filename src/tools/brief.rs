@@ -315,7 +315,7 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     let (head, working_tree, stashes, mut submodules) = match (status, bare_head) {
         (Some(s), _) => summarize_status(s),
         (None, Some(h)) => (h.head, None, h.stashes, Submodules::default()),
-        (None, None) => unreachable!("one of status and bare_head always runs"),
+        (None, None) => return Err(ToolError::internal("neither status nor HEAD was read")),
     };
     let mut head = head;
     if let Some(Operation {
