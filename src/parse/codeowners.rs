@@ -191,29 +191,59 @@ fn tokens(segment: &str) -> Vec<Token> {
     out
 }
 
+/// Wildcard match of one segment. Iterative, backtracking only to the last `*`, so a
+/// hostile pattern (`*a*a*a*…`) costs O(pattern × text), never exponential time.
 fn glob(tokens: &[Token], text: &[char]) -> bool {
-    match tokens.split_first() {
-        None => text.is_empty(),
-        Some((Token::Star, rest)) => (0..=text.len()).any(|skip| glob(rest, &text[skip..])),
-        Some((Token::One, rest)) => !text.is_empty() && glob(rest, &text[1..]),
-        Some((Token::Char(c), rest)) => text.first() == Some(c) && glob(rest, &text[1..]),
+    let (mut t, mut c) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while c < text.len() {
+        match tokens.get(t) {
+            Some(Token::Star) => {
+                star = Some((t, c));
+                t += 1;
+            }
+            Some(Token::One) => {
+                t += 1;
+                c += 1;
+            }
+            Some(Token::Char(ch)) if *ch == text[c] => {
+                t += 1;
+                c += 1;
+            }
+            _ => match star {
+                Some((st, sc)) => {
+                    t = st + 1;
+                    c = sc + 1;
+                    star = Some((st, sc + 1));
+                }
+                None => return false,
+            },
+        }
     }
+    tokens[t..].iter().all(|tok| *tok == Token::Star)
 }
 
+/// Whole-path match with `**`, by dynamic programming over (pattern, path) positions so
+/// many `**` segments cannot blow up.
 fn segments_match(pattern: &[Segment], path: &[&str]) -> bool {
-    match pattern.split_first() {
-        None => path.is_empty(),
-        Some((Segment::AnyDepth, rest)) => {
-            (0..=path.len()).any(|skip| segments_match(rest, &path[skip..]))
+    let (p, s) = (pattern.len(), path.len());
+    // ok[i][j]: pattern[i..] matches path[j..].
+    let mut ok = vec![vec![false; s + 1]; p + 1];
+    ok[p][s] = true;
+    for i in (0..p).rev() {
+        for j in (0..=s).rev() {
+            ok[i][j] = match &pattern[i] {
+                Segment::AnyDepth => ok[i + 1][j] || (j < s && ok[i][j + 1]),
+                Segment::Glob(tokens) => {
+                    j < s && ok[i + 1][j + 1] && {
+                        let chars: Vec<char> = path[j].chars().collect();
+                        glob(tokens, &chars)
+                    }
+                }
+            };
         }
-        Some((Segment::Glob(tokens), rest)) => match path.split_first() {
-            Some((first, tail)) => {
-                let chars: Vec<char> = first.chars().collect();
-                glob(tokens, &chars) && segments_match(rest, tail)
-            }
-            None => false,
-        },
     }
+    ok[0][0]
 }
 
 impl Pattern {
@@ -403,6 +433,17 @@ apps/ @octocat
         assert!(owner(f, "Docs/a", false).is_some());
         assert!(owner(f, "x/my file.txt", false).unwrap().contains("@space"));
         assert!(owner(f, "#hash", false).unwrap().contains("@hash"));
+    }
+
+    #[test]
+    fn hostile_patterns_stay_cheap() {
+        let stars = format!("{}b @x\n", "*a".repeat(40));
+        let name = "a".repeat(200);
+        assert!(owner(&stars, &name, false).is_none());
+        let deep = format!("{}z @x\n", "**/".repeat(40));
+        let path = vec!["d"; 60].join("/") + "/z";
+        assert!(owner(&deep, &path, false).is_some());
+        assert!(owner(&deep, &(path + "y"), false).is_none());
     }
 
     #[test]
