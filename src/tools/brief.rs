@@ -35,6 +35,8 @@ const TOP_PATHS: usize = 8;
 const ATTENTION: usize = 5;
 /// Hook names listed at most.
 const HOOK_NAMES: usize = 12;
+/// Bytes of `.gitattributes` examined for LFS.
+const ATTRIBUTES_CAP: u64 = 1024 * 1024;
 /// Hints given at most, most urgent first.
 const MAX_HINTS: usize = 3;
 /// Characters per token the budget assumes (JSON text, mostly ASCII).
@@ -862,7 +864,7 @@ async fn convention_files(
                 .copied()
                 .filter(|f| top.join(f).is_file())
                 .collect(),
-            std::fs::read(top.join(".gitattributes")).unwrap_or_default(),
+            read_capped(&top.join(".gitattributes"), ATTRIBUTES_CAP),
         ),
         None => {
             let listed = git
@@ -971,6 +973,19 @@ fn count_uninitialized(subs: &mut Submodules, worktree: Option<&Path>, paths: &[
 
 // ---------------------------------------------------------------------------------------
 // in-progress operations
+
+/// The first `cap` bytes of a regular file the repository controls (empty otherwise), so
+/// an enormous file cannot exhaust memory. Symbolic links are not followed, as git itself
+/// does not follow them for in-tree attribute files, and a link to a FIFO could block.
+pub fn read_capped(path: &Path, cap: u64) -> Vec<u8> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    if let (true, Ok(file)) = (regular, std::fs::File::open(path)) {
+        let _ = file.take(cap).read_to_end(&mut bytes);
+    }
+    bytes
+}
 
 fn read_trimmed(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;

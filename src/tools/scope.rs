@@ -434,9 +434,7 @@ async fn read_codeowners(
                 if !file.is_file() {
                     continue;
                 }
-                let mut bytes = std::fs::read(&file).unwrap_or_default();
-                bytes.truncate(CODEOWNERS_CAP);
-                bytes
+                super::brief::read_capped(&file, CODEOWNERS_CAP as u64)
             }
             None => {
                 let out = git
