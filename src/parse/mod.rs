@@ -6,6 +6,7 @@
 //! so memory stays flat however much git prints.
 
 pub mod cat_file_batch;
+pub mod codeowners;
 pub mod config;
 pub mod diff_tree;
 pub mod for_each_ref;
@@ -13,6 +14,7 @@ pub mod log;
 pub mod ls_files_unmerged;
 pub mod merge_tree;
 pub mod patch;
+pub mod reflog;
 pub mod stash;
 pub mod status_v2;
 pub mod submodule;

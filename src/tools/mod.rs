@@ -5,11 +5,14 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod branch;
+pub mod brief;
 pub mod commit;
 pub mod conflict;
 pub mod diff;
 pub mod input;
 pub mod repo;
+pub mod scope;
 pub mod semantic;
 pub mod specs;
 pub mod submodule;
@@ -171,9 +174,13 @@ impl ToolDef {
 /// Every tool, in `tools/list` order.
 pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
     vec![
+        ToolDef::of::<brief::Brief>(),
+        ToolDef::of::<scope::Scope>(),
         ToolDef::of::<repo::Status>(),
         ToolDef::of::<repo::Refs>(),
+        ToolDef::of::<branch::BranchStack>(),
         ToolDef::of::<repo::History>(),
+        ToolDef::of::<branch::Reflog>(),
         ToolDef::of::<conflict::Preflight>(),
         ToolDef::of::<conflict::Read>(),
         ToolDef::of::<commit::Details>(),

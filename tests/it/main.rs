@@ -4,6 +4,8 @@
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
 
+mod branch;
+mod brief;
 mod commit_details;
 mod common;
 mod conflict;
