@@ -5,7 +5,10 @@
 //! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
 //! so memory stays flat however much git prints.
 
+pub mod conflict_names;
 pub mod log;
+pub mod reflog_file;
+pub mod reflog_walk;
 pub mod status_v2;
 
 use crate::process::{Flow, Sink};
