@@ -6,5 +6,6 @@
 
 mod common;
 
+mod fleet;
 mod protocol;
 mod repo_status;
