@@ -218,9 +218,13 @@ fn reftable_sha256_worktree_and_unreadable_repositories() {
     fx.commit(&linked, "side.txt", "side\n", "side work");
     let plain = fx.path("plain");
     std::fs::create_dir_all(&plain).unwrap();
+    let unborn = fx.init("unborn", &[]);
     let result = fx.call(
         "fleet.digest",
-        json!({ "since": 0, "repoPaths": [&reftable, &sha256, &linked, plain, fx.path("missing")] }),
+        json!({
+            "since": 0,
+            "repoPaths": [&reftable, &sha256, &linked, plain, fx.path("missing"), unborn],
+        }),
     );
     for refname in ["HEAD", "refs/heads/main", "refs/heads/topic"] {
         assert_eq!(
@@ -596,14 +600,33 @@ fn radar_bounds_roots_and_in_progress_operations() {
             "HEAD~1",
         ],
     );
+    let linked = fx.path("allowed/linked");
+    fx.git(
+        &a,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "wt",
+            linked.to_str().unwrap(),
+        ],
+    );
+    let unborn = fx.init("allowed/unborn", &[]);
     let root = fx.path("allowed").display().to_string();
     let mut server = fx.server(&[], &[("FLUXGIT_MCP_ALLOWED_ROOTS", &root)]);
     let result = server.call(
         "fleet.radar",
-        json!({ "repoPaths": [&a, &b, &outside], "repoPath": &a }),
+        json!({ "repoPaths": [&a, &b, &outside, &linked, &unborn], "repoPath": &a }),
     );
     let entries = result["data"]["entries"].as_array().unwrap();
-    assert_eq!(result["data"]["requestedCount"], 3, "duplicates count once");
+    assert_eq!(result["data"]["requestedCount"], 5, "duplicates count once");
+    assert_eq!(entries[3]["branch"], "wt");
+    assert_eq!(entries[3]["status"], "no_upstream");
+    assert_eq!(entries[3]["repoPath"], json!(linked));
+    assert_eq!(entries[4]["summary"], "main has no upstream");
+    assert_eq!(entries[4]["head"], json!(null));
+    assert_eq!(entries[4]["lastCommitTimestamp"], json!(null));
     assert_eq!(entries[0]["status"], "clean");
     assert_eq!(entries[1]["operation"], "rebase");
     assert_eq!(entries[1]["status"], "local_changes");

@@ -440,7 +440,11 @@ async fn look(
         if let Some(why) = merge_drivers_possible(&repo) {
             entry.potential_conflict_skipped = Some(why);
         } else {
-            predict_merge(&git, &repo, entry).await?;
+            // A failed prediction (an old git without `merge-tree --write-tree`, say) only
+            // loses the prediction, not the repository's status.
+            if predict_merge(&git, &repo, entry).await.is_err() {
+                entry.potential_conflict_skipped = Some("git could not predict the merge");
+            }
         }
     }
     Ok(())
