@@ -329,6 +329,20 @@ fn symlinked_reflogs_are_not_followed() {
     let result = fx.call("fleet.digest", json!({ "since": 0, "repoPaths": [repo] }));
     assert!(!result.to_string().contains("secret"), "{result}");
     assert_eq!(result["data"]["eventCount"], 2);
+
+    // A damaged reflog is reported beside the repository, never guessed around.
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(repo.join(".git/logs/HEAD"))
+        .unwrap();
+    std::io::Write::write_all(&mut log, b"not a reflog line\n").unwrap();
+    let damaged = fx.call("fleet.digest", json!({ "since": 0, "repoPaths": [repo] }));
+    let error = damaged["data"]["repos"][0]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("HEAD reflog: unexpected git output at byte "),
+        "{error}"
+    );
+    assert_eq!(damaged["data"]["eventCount"], 0);
 }
 
 #[test]

@@ -71,7 +71,7 @@ fn parse_moment(value: &Value) -> Result<i64, String> {
     match value {
         Value::Number(n) => n
             .as_i64()
-            .filter(|ms| *ms >= 0)
+            .filter(|ms| jiff::Timestamp::from_millisecond(*ms).is_ok_and(|_| *ms >= 0))
             .ok_or_else(|| format!("{MOMENT_HELP}; got {n}")),
         Value::String(s) => {
             let text = s.trim();
@@ -1051,6 +1051,7 @@ mod tests {
             json!("yesterday"),
             json!(-1),
             json!(1.5),
+            json!(i64::MAX),
             json!(true),
         ] {
             assert!(parse_moment(&bad).is_err(), "{bad}");
