@@ -143,6 +143,7 @@ pub struct DigestInput {
     /// Absolute repository paths (at most 200). Default: FluxGit's registered
     /// repositories (`<runDir>/repos/*.path`) inside the allowed roots.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
     pub repo_paths: Option<Vec<String>>,
     /// Most events to return, newest first; `eventsTotal` counts them all.
     #[serde(default)]

@@ -45,9 +45,11 @@ pub struct Radar;
 pub struct RadarInput {
     /// Absolute repository paths.
     #[serde(default)]
+    #[schemars(length(max = 1000))]
     pub repo_paths: Option<Vec<String>>,
     /// Repositories with an optional FluxGit id and a label to show.
     #[serde(default)]
+    #[schemars(length(max = 1000))]
     pub repositories: Option<Vec<RepoRef>>,
     /// A single repository.
     #[serde(default)]
