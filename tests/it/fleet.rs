@@ -420,15 +420,18 @@ impl Fleet {
     }
 }
 
-fn objects(dir: &Path) -> Vec<PathBuf> {
+/// Every file of a repository's git directory with its size and modification time: a
+/// read must leave all of them as they were.
+fn git_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     let mut out = Vec::new();
-    let mut stack = vec![dir.join(".git/objects")];
+    let mut stack = vec![dir.join(".git")];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(d).unwrap().flatten() {
-            if entry.file_type().unwrap().is_dir() {
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
                 stack.push(entry.path());
             } else {
-                out.push(entry.path());
+                out.push((entry.path(), meta.len(), meta.modified().unwrap()));
             }
         }
     }
@@ -468,8 +471,9 @@ fn radar_ranks_every_state() {
     let plain = fx.path("plain");
     std::fs::create_dir_all(&plain).unwrap();
 
-    let clash_objects = objects(&clash);
-    let diverged_objects = objects(&diverged);
+    let clash_files = git_files(&clash);
+    let diverged_files = git_files(&diverged);
+    let dirty_files = git_files(&dirty);
     let all = [
         &clean,
         &dirty,
@@ -548,8 +552,9 @@ fn radar_ranks_every_state() {
     );
     assert_eq!(data["entries"][5]["potentialConflictTarget"], "origin/main");
     assert_eq!(data["entries"][4]["potentialConflictActive"], false);
-    assert_eq!(objects(&clash), clash_objects);
-    assert_eq!(objects(&diverged), diverged_objects);
+    assert_eq!(git_files(&clash), clash_files);
+    assert_eq!(git_files(&diverged), diverged_files);
+    assert_eq!(git_files(&dirty), dirty_files);
     assert_eq!(data["entries"][6]["conflictOperation"], "merge");
     assert_eq!(data["network"]["fetchPerformed"], false);
 
