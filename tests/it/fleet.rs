@@ -687,3 +687,29 @@ fn radar_bad_input() {
     .collect();
     snap!("fleet_radar_bad_input", errors);
 }
+
+#[test]
+fn radar_never_runs_a_repository_merge_driver() {
+    let fleet = Fleet::new();
+    let fx = &fleet.fx;
+    let repo = fleet.clone("driven");
+    let marker = fx.path("driver-ran");
+    fx.write(&repo, ".gitattributes", "* merge=evil\n");
+    fx.commit(&repo, "shared.txt", "mine\n", "local, overlapping");
+    fx.git(
+        &repo,
+        &[
+            "config",
+            "merge.evil.driver",
+            &format!("touch {} && false", marker.display()),
+        ],
+    );
+    fleet.advance_origin("theirs\n");
+    fx.git(&repo, &["fetch", "-q"]);
+    let result = fx.call("fleet.radar", json!({ "repoPath": repo }));
+    let entry = &result["data"]["entries"][0];
+    // Without the guard, merge-tree runs the driver (checked by hand with git 2.47).
+    assert!(!marker.exists(), "a repository-defined merge driver ran");
+    assert_eq!(entry["status"], "divergent", "{entry}");
+    assert!(entry["potentialConflictSkipped"].is_string(), "{entry}");
+}
