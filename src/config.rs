@@ -143,6 +143,19 @@ pub fn flag(name: &str) -> bool {
     std::env::var_os(name).is_some()
 }
 
+/// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform.
+pub fn run_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
+    Some(if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/FluxGit/run")
+    } else {
+        home.join(".local/share/FluxGit/run")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 pub mod cat_file_batch;
 pub mod codeowners;
 pub mod config;
+pub mod conflict_names;
 pub mod diff_tree;
 pub mod for_each_ref;
 pub mod log;
@@ -15,6 +16,8 @@ pub mod ls_files_unmerged;
 pub mod merge_tree;
 pub mod patch;
 pub mod reflog;
+pub mod reflog_file;
+pub mod reflog_walk;
 pub mod stash;
 pub mod status_v2;
 pub mod submodule;

@@ -10,6 +10,7 @@ pub mod brief;
 pub mod commit;
 pub mod conflict;
 pub mod diff;
+pub mod fleet;
 pub mod input;
 pub mod repo;
 pub mod scope;
@@ -195,6 +196,9 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<specs::CreateProposal>(),
         ToolDef::of::<specs::ApplyChange>(),
         ToolDef::of::<specs::ArchiveChange>(),
+        ToolDef::of::<repo::Status>(),
+        ToolDef::of::<fleet::Radar>(),
+        ToolDef::of::<fleet::Digest>(),
     ]
 });
 

@@ -10,6 +10,7 @@ mod commit_details;
 mod common;
 mod conflict;
 mod diff_text;
+mod fleet;
 mod hostile;
 mod protocol;
 mod repo_history;

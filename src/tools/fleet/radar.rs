@@ -1,0 +1,711 @@
+//! `fleet.radar`: one status line per repository and a ranked attention queue.
+//!
+//! Per repository: `git status --porcelain=v2 -z --branch` (branch, upstream, ahead and
+//! behind from cached remote refs, changed and conflicted paths) and `git log -1` (the last
+//! commit's time) run side by side; in-progress operations come from marker files in the
+//! git directory. Only a repository that has diverged from its upstream costs one more
+//! process: `git merge-tree --write-tree` against the upstream predicts whether merging
+//! would conflict. merge-tree writes the merged objects, so it writes them into a
+//! temporary object directory (the repository's own objects serve as an alternate) that
+//! is deleted afterwards: the repository is left exactly as it was. Nothing is fetched.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Fleet, bounded, check_paths, reason};
+use crate::config::{Config, Toolset};
+use crate::error::ToolError;
+use crate::git::{Git, Repo, repo};
+use crate::parse::Records;
+use crate::parse::conflict_names::ConflictNames;
+use crate::parse::status_v2;
+use crate::process::CancellationToken;
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Tool};
+
+/// Repositories inspected at once.
+const PARALLEL_REPOS: usize = 8;
+/// Time one repository may take, all its commands together.
+const REPO_BUDGET: Duration = Duration::from_secs(10);
+/// Most entries a call may list across `repoPaths`, `repositories` and `repoPath`.
+const MAX_LISTED: usize = 1000;
+/// Conflicting paths named per repository.
+const MAX_CONFLICT_PATHS: usize = 10;
+/// Longest `label` / `repoId` accepted.
+const MAX_TAG_LEN: usize = 256;
+
+/// `fleet.radar`: which repositories need attention, most urgent first.
+pub struct Radar;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RadarInput {
+    /// Absolute repository paths.
+    #[serde(default)]
+    #[schemars(length(max = 1000))]
+    pub repo_paths: Option<Vec<String>>,
+    /// Repositories with an optional FluxGit id and a label to show.
+    #[serde(default)]
+    #[schemars(length(max = 1000))]
+    pub repositories: Option<Vec<RepoRef>>,
+    /// A single repository.
+    #[serde(default)]
+    pub repo_path: Option<String>,
+    /// Most repositories to inspect, in the order given (repositories, then repoPaths,
+    /// then repoPath); the rest are counted in `truncatedCount`.
+    #[serde(default)]
+    pub max_repos: Bounded<1, 500, 200>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RepoRef {
+    pub repo_path: String,
+    #[serde(default)]
+    pub repo_id: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RadarData {
+    /// One entry per inspected repository, in the order given.
+    pub entries: Vec<Entry>,
+    /// Repositories that need attention (everything but `clean`), most urgent first.
+    pub attention_stack: Vec<Attention>,
+    pub requested_count: u64,
+    pub scanned_count: u64,
+    /// Repositories that could not be inspected (`unknown`).
+    pub failed_count: u64,
+    pub dirty_count: u64,
+    pub conflict_count: u64,
+    pub potential_conflict_count: u64,
+    /// Repositories listed but not inspected because of `maxRepos`.
+    pub truncated_count: u64,
+    pub max_repos: u64,
+    pub elapsed_ms: u64,
+    pub network: Network,
+    pub guidance: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Network {
+    pub fetch_performed: bool,
+    pub remote_state_source: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RepoStatus {
+    Conflict,
+    PotentialConflict,
+    Divergent,
+    LocalChanges,
+    Behind,
+    Ahead,
+    NoUpstream,
+    #[default]
+    Unknown,
+    Clean,
+}
+
+impl RepoStatus {
+    pub fn priority(self) -> u8 {
+        match self {
+            RepoStatus::Conflict => 100,
+            RepoStatus::PotentialConflict => 95,
+            RepoStatus::Divergent => 90,
+            RepoStatus::LocalChanges => 80,
+            RepoStatus::Behind => 70,
+            RepoStatus::Ahead => 60,
+            RepoStatus::NoUpstream => 40,
+            RepoStatus::Unknown => 10,
+            RepoStatus::Clean => 0,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The canonical top level, or the path as given when it could not be resolved.
+    pub repo_path: String,
+    pub status: RepoStatus,
+    /// conflict 100, potential_conflict 95, divergent 90, local_changes 80, behind 70,
+    /// ahead 60, no_upstream 40, unknown 10, clean 0.
+    pub priority: u8,
+    pub summary: String,
+    pub branch: Option<String>,
+    pub detached: bool,
+    pub head: Option<String>,
+    pub short_head: Option<String>,
+    pub dirty: bool,
+    /// Changed paths, untracked included.
+    pub changed_files: u64,
+    pub conflicted_files: u64,
+    pub has_upstream: bool,
+    pub upstream: Option<String>,
+    /// Null without an upstream, or when the upstream ref is gone.
+    pub ahead: Option<u64>,
+    pub behind: Option<u64>,
+    /// Paths are unmerged right now.
+    pub conflict_active: bool,
+    /// The in-progress operation the conflicts belong to.
+    pub conflict_operation: Option<&'static str>,
+    /// An operation in progress (`merge`, `rebase`, `cherry-pick`, `revert`, `am`,
+    /// `bisect`), conflicts or not.
+    pub operation: Option<&'static str>,
+    /// Merging the upstream would conflict (checked only when diverged).
+    pub potential_conflict_active: bool,
+    pub potential_conflict_count: u64,
+    pub potential_conflict_target: Option<String>,
+    pub potential_conflict_paths: Vec<String>,
+    /// Why the merge prediction was not made although the branch diverged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub potential_conflict_skipped: Option<&'static str>,
+    /// Committer time of HEAD, epoch milliseconds.
+    pub last_commit_timestamp: Option<i64>,
+    pub elapsed_ms: u64,
+    pub error: Option<String>,
+    /// Tools to call next for this repository.
+    pub suggested_actions: Vec<Suggestion>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Suggestion {
+    pub tool: &'static str,
+    pub reason: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention {
+    pub rank: u64,
+    pub repo_path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub status: RepoStatus,
+    pub priority: u8,
+    pub summary: String,
+    /// The first suggested tool.
+    pub next_tool: Option<&'static str>,
+}
+
+struct Item {
+    path: String,
+    repo_id: Option<String>,
+    label: Option<String>,
+}
+
+impl Tool for Radar {
+    type Input = RadarInput;
+    type Output = Fleet<RadarData>;
+
+    const NAME: &'static str = "fleet.radar";
+    const TITLE: &'static str = "Fleet radar";
+    const DESCRIPTION: &'static str = "Multi-repo attention queue: for each repository (repoPaths, repositories [{repoPath, repoId?, label?}] or repoPath; maxRepos 1-500, default 200) its status — conflict > potential_conflict > divergent > local_changes > behind > ahead > no_upstream > clean (unknown when it cannot be inspected) — with branch, HEAD, changed files, ahead/behind its upstream, in-progress operation, last commit time and suggested next tools, plus a ranked attentionStack. Remote state comes from cached local refs only: nothing is fetched and no repository is changed.";
+    const TOOLSET: Toolset = Toolset::Git;
+    const ANNOTATIONS: Annotations = Annotations::READ;
+
+    async fn call(ctx: CallCtx, input: RadarInput) -> Result<Self::Output, ToolError> {
+        let started = Instant::now();
+        let items = items(input.repositories, input.repo_paths, input.repo_path)?;
+        let requested = items.len();
+        let max = input.max_repos.usize();
+        let scanned: Vec<Item> = items.into_iter().take(max).collect();
+        let truncated = requested - scanned.len();
+
+        let results = bounded(scanned, PARALLEL_REPOS, |item| {
+            let ctx = ctx.clone();
+            async move { inspect(ctx, item).await }
+        })
+        .await;
+        let entries: Vec<Entry> = results
+            .into_iter()
+            .map(|e| {
+                e.unwrap_or_else(|| Entry {
+                    error: Some("could not be inspected".into()),
+                    ..Entry::default()
+                })
+            })
+            .collect();
+        let mut stack: Vec<&Entry> = entries.iter().filter(|e| e.priority > 0).collect();
+        stack.sort_by_key(|e| std::cmp::Reverse(e.priority));
+        let attention_stack = stack
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| Attention {
+                rank: i as u64 + 1,
+                repo_path: e.repo_path.clone(),
+                label: e.label.clone(),
+                status: e.status,
+                priority: e.priority,
+                summary: e.summary.clone(),
+                next_tool: e.suggested_actions.first().map(|s| s.tool),
+            })
+            .collect();
+        let count = |f: fn(&Entry) -> bool| entries.iter().filter(|e| f(e)).count() as u64;
+        let data = RadarData {
+            requested_count: requested as u64,
+            scanned_count: count(|e| e.error.is_none()),
+            failed_count: count(|e| e.error.is_some()),
+            dirty_count: count(|e| e.dirty),
+            conflict_count: count(|e| e.conflict_active),
+            potential_conflict_count: count(|e| e.potential_conflict_active),
+            truncated_count: truncated as u64,
+            max_repos: max as u64,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            network: Network {
+                fetch_performed: false,
+                remote_state_source: "cached local refs only",
+            },
+            guidance: "Work the attentionStack from the top; each entry names the tool to call next. Ahead/behind compare with the last fetched remote refs, which may be stale.",
+            attention_stack,
+            entries,
+        };
+        Ok(Fleet::new(Self::NAME, data))
+    }
+}
+
+/// The repositories to inspect, in the order given, each checked for form.
+fn items(
+    repositories: Option<Vec<RepoRef>>,
+    repo_paths: Option<Vec<String>>,
+    repo_path: Option<String>,
+) -> Result<Vec<Item>, ToolError> {
+    let repositories = repositories.unwrap_or_default();
+    let repo_paths = repo_paths.unwrap_or_default();
+    check_paths(
+        "repositories",
+        repositories.iter().map(|r| r.repo_path.as_str()),
+        MAX_LISTED,
+    )
+    .map_err(|e| rename_field(e, "repositories", ".repoPath"))?;
+    check_paths(
+        "repoPaths",
+        repo_paths.iter().map(String::as_str),
+        MAX_LISTED,
+    )?;
+    if let Some(path) = &repo_path {
+        check_paths("repoPath", std::iter::once(path.as_str()), 1)
+            .map_err(|e| rename_field(e, "repoPath", ""))?;
+    }
+    for (i, r) in repositories.iter().enumerate() {
+        for (name, value) in [("repoId", &r.repo_id), ("label", &r.label)] {
+            if let Some(v) = value
+                && (v.len() > MAX_TAG_LEN || v.chars().any(char::is_control))
+            {
+                return Err(ToolError::invalid(
+                    &format!("repositories[{i}].{name}"),
+                    format!("must be at most {MAX_TAG_LEN} bytes without control characters"),
+                ));
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let items: Vec<Item> = repositories
+        .into_iter()
+        .map(|r| Item {
+            path: r.repo_path,
+            repo_id: r.repo_id,
+            label: r.label,
+        })
+        .chain(repo_paths.into_iter().chain(repo_path).map(|path| Item {
+            path,
+            repo_id: None,
+            label: None,
+        }))
+        .filter(|item| seen.insert(item.path.clone()))
+        .collect();
+    if items.is_empty() {
+        return Err(ToolError::invalid(
+            "repoPaths",
+            "name at least one repository (repoPaths, repositories or repoPath)",
+        ));
+    }
+    if items.len() > MAX_LISTED {
+        return Err(ToolError::invalid(
+            "repoPaths",
+            format!("at most {MAX_LISTED} repositories in one call"),
+        ));
+    }
+    Ok(items)
+}
+
+/// `repositories[3]` → `repositories[3].repoPath`; `repoPath[0]` → `repoPath`.
+fn rename_field(err: ToolError, field: &str, suffix: &str) -> ToolError {
+    let Some(at) = err.data.get("field").and_then(|f| f.as_str()) else {
+        return err;
+    };
+    let reason = err.data["reason"].as_str().unwrap_or_default().to_owned();
+    let new = if suffix.is_empty() {
+        field.to_owned()
+    } else if at.contains('[') {
+        format!("{at}{suffix}")
+    } else {
+        at.to_owned()
+    };
+    ToolError::invalid(&new, reason)
+}
+
+/// Inspects one repository within its time budget.
+async fn inspect(ctx: CallCtx, item: Item) -> Entry {
+    let started = Instant::now();
+    let token = ctx.cancel.child_token();
+    let timer = {
+        let token = token.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(REPO_BUDGET).await;
+            token.cancel();
+        })
+    };
+    let mut entry = Entry {
+        repo_id: item.repo_id.clone(),
+        label: item.label.clone(),
+        repo_path: item.path.clone(),
+        ..Entry::default()
+    };
+    let result = look(&ctx.config, &item.path, &token, &mut entry).await;
+    timer.abort();
+    if let Err(why) = result {
+        entry.error = Some(if token.is_cancelled() && !ctx.cancel.is_cancelled() {
+            format!("did not finish within {} s", REPO_BUDGET.as_secs())
+        } else {
+            why
+        });
+    }
+    rank(&mut entry);
+    entry.elapsed_ms = started.elapsed().as_millis() as u64;
+    entry
+}
+
+async fn look(
+    config: &Config,
+    path: &str,
+    cancel: &CancellationToken,
+    entry: &mut Entry,
+) -> Result<(), String> {
+    let repo = repo::open(config, "repoPaths", path, cancel)
+        .await
+        .map_err(|e| reason(&e))?;
+    entry.repo_path = repo.display();
+    repo.require_worktree().map_err(|e| e.message)?;
+    let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
+    let status = git
+        .cmd(["status", "--porcelain=v2", "-z", "--branch"])
+        .stream(Records::new(status_v2::Status::new(0)));
+    // An unborn branch has no commit: exit 128, no output.
+    let last = git
+        .cmd(["log", "-1", "--format=%ct"])
+        .capture_allowing(64, &[0, 128]);
+    let (status, last) = tokio::join!(status, last);
+    let status = status.map_err(|e| e.message)?;
+    let status = status.sink.finish(true).map_err(|e| e.to_string())?;
+    if let Ok(last) = last
+        && last.success()
+    {
+        entry.last_commit_timestamp = String::from_utf8_lossy(&last.sink.bytes)
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .map(|s| s * 1000);
+    }
+    let b = status.branch;
+    entry.detached = b.head.is_none();
+    entry.branch = b.head;
+    entry.short_head = b.oid.as_ref().map(|o| o.short().to_owned());
+    entry.head = b.oid.map(|o| o.as_str().to_owned());
+    entry.has_upstream = b.upstream.is_some();
+    entry.upstream = b.upstream;
+    entry.ahead = b.ahead_behind.map(|(a, _)| a);
+    entry.behind = b.ahead_behind.map(|(_, b)| b);
+    entry.changed_files = status.counts.entries;
+    entry.conflicted_files = status.counts.conflicted;
+    entry.dirty = status.counts.entries > 0;
+    entry.conflict_active = status.counts.conflicted > 0;
+    entry.operation = operation(&repo.git_dir);
+    if entry.conflict_active {
+        entry.conflict_operation = entry.operation.or(Some("merge"));
+    }
+    let diverged = matches!(b.ahead_behind, Some((a, b)) if a > 0 && b > 0);
+    if diverged && !entry.conflict_active {
+        if let Some(why) = merge_drivers_possible(&repo) {
+            entry.potential_conflict_skipped = Some(why);
+        } else {
+            // A failed prediction (an old git without `merge-tree --write-tree`, say) only
+            // loses the prediction, not the repository's status.
+            if predict_merge(&git, &repo, entry).await.is_err() {
+                entry.potential_conflict_skipped = Some("git could not predict the merge");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The operation in progress, from the marker files git leaves in the git directory.
+fn operation(git_dir: &Path) -> Option<&'static str> {
+    let has = |name: &str| git_dir.join(name).exists();
+    if has("rebase-merge") {
+        Some("rebase")
+    } else if has("rebase-apply") {
+        Some(if has("rebase-apply/applying") {
+            "am"
+        } else {
+            "rebase"
+        })
+    } else if has("MERGE_HEAD") {
+        Some("merge")
+    } else if has("CHERRY_PICK_HEAD") {
+        Some("cherry-pick")
+    } else if has("REVERT_HEAD") {
+        Some("revert")
+    } else if has("BISECT_LOG") {
+        Some("bisect")
+    } else {
+        None
+    }
+}
+
+/// A merge may run a program when the repository's own config defines a merge driver;
+/// includes could hide one. In either case we skip the prediction rather than risk it.
+fn merge_drivers_possible(repo: &Repo) -> Option<&'static str> {
+    for file in [
+        repo.common_dir.join("config"),
+        repo.git_dir.join("config.worktree"),
+    ] {
+        let text = std::fs::read(&file).unwrap_or_default();
+        let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
+        if text.contains("[merge") {
+            return Some("the repository's config defines merge settings that could run a program");
+        }
+        if text.contains("[include") {
+            return Some("the repository's config includes other files");
+        }
+    }
+    None
+}
+
+/// Would merging the upstream conflict? Objects merge-tree writes go to a temporary
+/// object directory, deleted on return.
+async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
+    let scratch = Scratch::new().map_err(|e| format!("temporary object directory: {e}"))?;
+    let done = git
+        .cmd([
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            "-z",
+            "--end-of-options",
+            "HEAD",
+            "@{upstream}",
+        ])
+        .env("GIT_OBJECT_DIRECTORY", &scratch.0)
+        .env(
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+            repo.common_dir.join("objects"),
+        )
+        .stream_allowing(
+            Records::new(ConflictNames::new(MAX_CONFLICT_PATHS)),
+            &[0, 1],
+        )
+        .await
+        .map_err(|e| e.message)?;
+    let names = done
+        .sink
+        .finish(!done.stopped_early)
+        .map_err(|e| e.to_string())?;
+    entry.potential_conflict_target = entry.upstream.clone();
+    entry.potential_conflict_count = names.total;
+    entry.potential_conflict_active = names.total > 0;
+    entry.potential_conflict_paths = names
+        .paths
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
+    Ok(())
+}
+
+/// A private temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Scratch> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = std::env::temp_dir().join(format!("gitward-objects-{}", uuid::Uuid::new_v4()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Status, priority, summary and suggestions from what was found.
+fn rank(e: &mut Entry) {
+    use RepoStatus::*;
+    let status = if e.error.is_some() {
+        Unknown
+    } else if e.conflict_active {
+        Conflict
+    } else if e.potential_conflict_active {
+        PotentialConflict
+    } else if matches!((e.ahead, e.behind), (Some(a), Some(b)) if a > 0 && b > 0) {
+        Divergent
+    } else if e.dirty || e.operation.is_some() {
+        LocalChanges
+    } else if e.behind.is_some_and(|b| b > 0) {
+        Behind
+    } else if e.ahead.is_some_and(|a| a > 0) {
+        Ahead
+    } else if e.ahead.is_none() {
+        NoUpstream
+    } else {
+        Clean
+    };
+    let upstream = e.upstream.clone().unwrap_or_default();
+    let (a, b) = (e.ahead.unwrap_or(0), e.behind.unwrap_or(0));
+    let plural = |n: u64, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    e.summary = match status {
+        Unknown => format!(
+            "cannot be inspected: {}",
+            e.error.as_deref().unwrap_or_default()
+        ),
+        Conflict => format!(
+            "{} during {}",
+            plural(e.conflicted_files, "conflicted path", "conflicted paths"),
+            e.conflict_operation.unwrap_or("merge")
+        ),
+        PotentialConflict => format!(
+            "diverged from {upstream} ({a} ahead, {b} behind); merging it would conflict in {}",
+            plural(e.potential_conflict_count, "path", "paths")
+        ),
+        Divergent => format!("diverged from {upstream} ({a} ahead, {b} behind)"),
+        LocalChanges => match (e.operation, e.changed_files) {
+            (Some(op), 0) => format!("{op} in progress"),
+            (Some(op), n) => format!(
+                "{op} in progress; {}",
+                plural(n, "changed file", "changed files")
+            ),
+            (None, n) => plural(n, "changed file", "changed files"),
+        },
+        Behind => format!("behind {upstream} by {}", plural(b, "commit", "commits")),
+        Ahead => format!("ahead of {upstream} by {}", plural(a, "commit", "commits")),
+        NoUpstream => match (&e.branch, &e.short_head, e.has_upstream) {
+            (Some(branch), _, true) => format!("upstream {upstream} of {branch} is gone"),
+            (Some(branch), _, false) => format!("{branch} has no upstream"),
+            (None, Some(head), _) => format!("detached HEAD at {head}"),
+            (None, None, _) => "no commits yet".to_owned(),
+        },
+        Clean => format!("clean and up to date with {upstream}"),
+    };
+    let s = |tool, reason| Suggestion { tool, reason };
+    e.suggested_actions = match status {
+        Unknown => vec![s(
+            "repo.status",
+            "retry on this repository alone to see the full error",
+        )],
+        Conflict => vec![
+            s(
+                "conflict.read",
+                "read the conflicted files with base, ours and theirs",
+            ),
+            s("repo.status", "see every path of the working tree"),
+        ],
+        PotentialConflict => vec![
+            s(
+                "repo.conflictPreflight",
+                "see which paths would conflict with the upstream",
+            ),
+            s("repo.branchStack", "compare the branch with its upstream"),
+        ],
+        Divergent => vec![
+            s("repo.branchStack", "compare the branch with its upstream"),
+            s(
+                "repo.conflictPreflight",
+                "check that merging or rebasing is clean",
+            ),
+        ],
+        LocalChanges => vec![
+            s("worktree.changes", "summarise the uncommitted changes"),
+            s("diff.text", "read the uncommitted changes"),
+        ],
+        Behind => vec![
+            s("repo.branchStack", "see the upstream commits not yet here"),
+            s(
+                "operation.preview.merge",
+                "propose bringing the branch up to date",
+            ),
+        ],
+        Ahead => vec![
+            s("repo.history", "review the commits not yet pushed"),
+            s("operation.preview.push", "propose pushing them"),
+        ],
+        NoUpstream => vec![s(
+            "repo.branchStack",
+            "see how the branch relates to others",
+        )],
+        Clean => Vec::new(),
+    };
+    e.priority = status.priority();
+    e.status = status;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priorities_follow_the_contract() {
+        use RepoStatus::*;
+        let order = [
+            Conflict,
+            PotentialConflict,
+            Divergent,
+            LocalChanges,
+            Behind,
+            Ahead,
+            NoUpstream,
+            Unknown,
+            Clean,
+        ];
+        let p: Vec<u8> = order.iter().map(|s| s.priority()).collect();
+        assert_eq!(p, [100, 95, 90, 80, 70, 60, 40, 10, 0]);
+    }
+
+    #[test]
+    fn divergence_outranks_local_changes() {
+        let mut e = Entry {
+            dirty: true,
+            changed_files: 2,
+            ahead: Some(1),
+            behind: Some(2),
+            has_upstream: true,
+            upstream: Some("origin/main".into()),
+            branch: Some("main".into()),
+            ..Entry::default()
+        };
+        rank(&mut e);
+        assert_eq!(e.status, RepoStatus::Divergent);
+        assert_eq!(e.summary, "diverged from origin/main (1 ahead, 2 behind)");
+    }
+}
