@@ -6,5 +6,6 @@
 
 mod common;
 
+mod audit;
 mod protocol;
 mod repo_status;
