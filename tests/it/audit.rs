@@ -751,3 +751,30 @@ fn lock_file_sits_beside_the_log() {
     assert_eq!(meta.size(), 0, "the lock file holds no data");
     assert_eq!(mode(&lock), 0o600);
 }
+
+#[test]
+fn an_interrupted_append_is_repaired_by_the_next_writer() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let call = [("repo.status", json!({ "repoPath": repo }))];
+    serve(&fx, &[], &call);
+    serve(&fx, &[], &call);
+    let log = fx.run_dir().join("audit/mcp.jsonl");
+    // What a writer killed in the middle of `write` leaves behind.
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(br#"{"id":"7f9c","timestamp":17"#).unwrap();
+    drop(file);
+    let (code, report) = verify(&fx, &log, &[]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["failure"]["line"], 3);
+
+    let out = serve(&fx, &[], &call);
+    assert!(
+        stderr(&out).contains("incomplete final line"),
+        "{}",
+        stderr(&out)
+    );
+    let (code, report) = verify(&fx, &log, &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["lastSequence"], 3);
+}
