@@ -264,7 +264,12 @@ impl Ledger {
                 break;
             }
         }
+        let created = len == 0 && !buf.is_empty();
         write_synced(&mut file, &mut buf, len)?;
+        if created {
+            // A new segment's directory entry must be as durable as its first line.
+            sync_dir(&self.config.path);
+        }
         let meta = file.metadata()?;
         self.cached = Some(Cached {
             dev: meta.dev(),
