@@ -11,7 +11,7 @@ use super::ledger::Entry;
 use super::writer::AuditWriter;
 use crate::transport::server::{CallEvent, CallObserver};
 
-/// Tool names a client sends for unknown tools are kept only this long.
+/// Longer tool names (only unknown tools can have them) are hashed.
 const MAX_TOOL_NAME: usize = 128;
 
 /// Records every tool call through the writer thread.
@@ -36,7 +36,7 @@ impl CallObserver for AuditObserver {
         // Only cheap work here: the call's response is already on its way, and hashing
         // or resolving paths happens on the writer thread.
         let mut entry = Entry::now();
-        let tool: String = event.tool.chars().take(MAX_TOOL_NAME).collect();
+        let tool = tool_name(event.tool);
         let labels = Labels::of(&tool, event.known, event.read_only);
         let result = if !event.known {
             "blocked"
@@ -118,6 +118,21 @@ fn preview_risk(kind: &str) -> &'static str {
         // Not in the reference's table: deleting a branch or moving a submodule pointer
         // changes refs the user may depend on.
         _ => "medium",
+    }
+}
+
+/// The called name, when it looks like a tool name; otherwise (a client may send anything,
+/// a path included) `name:sha256:<hex>` of its JSON literal.
+fn tool_name(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if plain {
+        name.to_owned()
+    } else {
+        format!("name:{}", literal_hash(name))
     }
 }
 
@@ -217,6 +232,20 @@ mod tests {
             Labels::of("operation.cancel", true, false).event_type,
             "proposal_cancel"
         );
+    }
+
+    #[test]
+    fn odd_tool_names_are_hashed() {
+        assert_eq!(
+            tool_name("operation.preview.branch-delete_2"),
+            "operation.preview.branch-delete_2"
+        );
+        assert_eq!(
+            tool_name("/home/me/secret"),
+            format!("name:{}", canonical::sha256_tag(b"\"/home/me/secret\""))
+        );
+        assert!(tool_name(&"a".repeat(129)).starts_with("name:sha256:"));
+        assert!(tool_name("").starts_with("name:sha256:"));
     }
 
     #[test]

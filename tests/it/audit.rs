@@ -778,3 +778,39 @@ fn an_interrupted_append_is_repaired_by_the_next_writer() {
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["lastSequence"], 3);
 }
+
+#[test]
+fn hostile_names_and_arguments_stay_out_of_the_ledger() {
+    let fx = Fixture::new();
+    let secret = fx.path("private/secret-project");
+    let name = format!("{}\n--output=/etc/passwd", secret.display());
+    serve(
+        &fx,
+        &[],
+        &[
+            (
+                name.as_str(),
+                json!({ "repoPath": secret, "token": "hunter2" }),
+            ),
+            (
+                "repo.status",
+                json!({ "repoPath": secret, "pathspec": "--output=x" }),
+            ),
+        ],
+    );
+    let log = fx.run_dir().join("audit/mcp.jsonl");
+    let raw = std::fs::read_to_string(&log).unwrap();
+    for needle in ["secret-project", "hunter2", "--output", "passwd"] {
+        assert!(!raw.contains(needle), "{needle} leaked:\n{raw}");
+    }
+    let entries = lines(&log);
+    let blocked = entries.iter().find(|e| e["result"] == "blocked").unwrap();
+    assert!(
+        blocked["tool"]
+            .as_str()
+            .unwrap()
+            .starts_with("name:sha256:")
+    );
+    let (code, report) = verify(&fx, &log, &[]);
+    assert_eq!((code, &report["chained"]), (0, &json!(2)), "{report}");
+}
