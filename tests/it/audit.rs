@@ -814,3 +814,57 @@ fn hostile_names_and_arguments_stay_out_of_the_ledger() {
     let (code, report) = verify(&fx, &log, &[]);
     assert_eq!((code, &report["chained"]), (0, &json!(2)), "{report}");
 }
+
+#[test]
+fn concurrent_writers_rotate_without_breaking_the_chain() {
+    let fx = Fixture::new();
+    let (key, public) = keygen(&fx);
+    let log = fx.path("ledger/mcp.jsonl");
+    let requests: Vec<(&str, Value)> = (0..400)
+        .map(|i| ("no.such.tool", json!({ "i": i })))
+        .collect();
+    let input = calls(&requests);
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let mut cmd = Command::new(gitward_bin());
+            cmd.env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("FLUXGIT_MCP_AUDIT_LOG", &log)
+                .env("FLUXGIT_MCP_AUDIT_SIGN_KEY", &key)
+                .env("GITWARD_AUDIT_ROTATE_BYTES", "16384")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            for (k, v) in fx.env() {
+                cmd.env(k, v);
+            }
+            let mut child = cmd.spawn().unwrap();
+            let input = input.clone();
+            std::thread::spawn(move || {
+                child.stdin.take().unwrap().write_all(&input).unwrap();
+                child.wait_with_output().unwrap()
+            })
+        })
+        .collect();
+    for handle in handles {
+        let out = handle.join().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("degraded"), "{}", stderr(&out));
+    }
+    let (code, report) = verify(
+        &fx,
+        &log,
+        &["--pubkey", public.to_str().unwrap(), "--require-signed"],
+    );
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["segments"], 5);
+    let (first, last) = (
+        report["firstSequence"].as_u64().unwrap(),
+        report["lastSequence"].as_u64().unwrap(),
+    );
+    assert_eq!(last - first + 1, report["chained"].as_u64().unwrap());
+    assert!(
+        last > 1200,
+        "every call and every checkpoint took a sequence number"
+    );
+}
