@@ -211,6 +211,7 @@ impl Ledger {
                 .create(true)
                 .truncate(false)
                 .mode(0o600)
+                .custom_flags(NOFOLLOW)
                 .open(lock_path(&self.config.path))?;
             self.lock = Some(file);
         }
@@ -542,14 +543,19 @@ fn last_line(file: &mut File, len: u64) -> std::io::Result<(Option<Vec<u8>>, u64
     }
 }
 
+/// Opens (creating) the active segment. A symlink in its place is refused: appends must
+/// not be redirected into some other file.
 fn open_active(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .mode(0o600)
+        .custom_flags(NOFOLLOW)
         .open(path)
 }
+
+const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
 
 /// Writes `buf` at the end of `file` and syncs it; on failure, cuts the file back to
 /// `len` so no partial line is left for the next writer.

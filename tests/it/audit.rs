@@ -868,3 +868,18 @@ fn concurrent_writers_rotate_without_breaking_the_chain() {
         "every call and every checkpoint took a sequence number"
     );
 }
+
+#[test]
+fn a_symlinked_ledger_is_not_followed() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let target = fx.path("elsewhere.txt");
+    std::fs::write(&target, "precious\n").unwrap();
+    let audit_dir = fx.run_dir().join("audit");
+    std::fs::create_dir_all(&audit_dir).unwrap();
+    std::os::unix::fs::symlink(&target, audit_dir.join("mcp.jsonl")).unwrap();
+    let out = serve(&fx, &[], &[("repo.status", json!({ "repoPath": repo }))]);
+    assert!(!out.stdout.is_empty());
+    assert!(stderr(&out).contains("degraded"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+}
