@@ -9,6 +9,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::{Config, Toolset, vars};
+use crate::audit::{self, AuditConfig, AuditError, Ledger};
+use crate::config::{Config, Toolset};
 use crate::process::CancellationToken;
 use crate::specs::workspace::Workspace;
 use crate::tools::{self, CallCtx, ClientInfo};
@@ -22,6 +24,9 @@ Usage:
           [--workspace FILE]   serve MCP over stdio (the default)
   gitward call TOOL [JSON]     run one tool once and print its result
   gitward tools [--json]       list the tools (or print the tools/list payload)
+  gitward verify-audit PATH [--pubkey PEM]... [--require-signed]
+                               verify an audit ledger (exit 0 ok, 3 broken)
+  gitward keygen --out DIR     write an Ed25519 audit signing key pair into DIR
   gitward --help | --version
 
 Options for serve, call and tools:
@@ -52,6 +57,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(v) if !v.starts_with('-') => args.remove(0),
         _ => "serve".to_owned(),
     };
+    match verb.as_str() {
+        "verify-audit" => return verify_audit(args),
+        "keygen" => return keygen(args),
+        _ => {}
+    }
     let (options, rest) = match ServeOptions::parse(args) {
         Ok(parsed) => parsed,
         Err(why) => return usage_error(&why),
@@ -175,6 +185,18 @@ fn serve(config: Arc<Config>) -> ExitCode {
     if config.allowed_roots.is_empty() {
         eprintln!("gitward: no allowed roots set; any absolute repository path is served");
     }
+    // Audit configuration fails closed: a bad signing key stops the server before it
+    // has said anything on stdout.
+    let audit = match start_audit() {
+        Ok(audit) => audit,
+        Err(code) => return code,
+    };
+    let observers: Vec<Arc<dyn transport::CallObserver>> = match &audit {
+        Some(writer) => vec![Arc::new(audit::record::AuditObserver::new(Arc::clone(
+            writer,
+        )))],
+        None => Vec::new(),
+    };
     let runtime = runtime();
     let result = runtime.block_on(async {
         let shutdown = CancellationToken::new();
@@ -194,10 +216,14 @@ fn serve(config: Arc<Config>) -> ExitCode {
             signals.cancel();
         });
         let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-        Server::serve(config, Vec::new(), stdin, tokio::io::stdout(), shutdown).await
+        Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
     });
     // In-flight blocking reads of stdin must not keep the process alive.
     runtime.shutdown_background();
+    // Every call has been observed by now: write what is still queued.
+    if let Some(writer) = audit {
+        writer.finish();
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -262,4 +288,112 @@ fn list(config: &Config, rest: Vec<String>) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Opens the audit ledger and its writer thread; `Ok(None)` when audit is off.
+fn start_audit() -> Result<Option<Arc<audit::writer::AuditWriter>>, ExitCode> {
+    let config = match AuditConfig::from_env() {
+        Ok(Some(config)) => config,
+        Ok(None) => return Ok(None),
+        Err(AuditError::NoLocation) => {
+            eprintln!("gitward: {}; audit is off", AuditError::NoLocation);
+            return Ok(None);
+        }
+        Err(e) => {
+            eprintln!("gitward: {e}; refusing to start");
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    let started = Ledger::open(config).and_then(audit::writer::AuditWriter::spawn);
+    match started {
+        Ok(writer) => Ok(Some(writer)),
+        Err(e) => {
+            eprintln!("gitward: cannot start the audit writer: {e}; refusing to start");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// `verify-audit PATH [--pubkey PEM]... [--require-signed]`: exit 0 verified, 3 not, 2 usage.
+fn verify_audit(args: Vec<String>) -> ExitCode {
+    let mut path = None;
+    let mut keys = Vec::new();
+    let mut require_signed = false;
+    let mut iter = args.into_iter();
+    while let Some(arg) = iter.next() {
+        let pubkey = match arg.strip_prefix("--pubkey=") {
+            Some(value) => Some(value.to_owned()),
+            None if arg == "--pubkey" => match iter.next() {
+                Some(value) => Some(value),
+                None => return usage_error("--pubkey needs a PEM file"),
+            },
+            None => None,
+        };
+        if let Some(file) = pubkey {
+            match audit::signing::load_public_key(std::path::Path::new(&file)) {
+                Ok(key) => keys.push(key),
+                Err(why) => return usage_error(&format!("--pubkey {why}")),
+            }
+        } else if arg == "--require-signed" {
+            require_signed = true;
+        } else if arg.starts_with('-') || path.is_some() {
+            return usage_error(&format!("verify-audit: unexpected argument {arg}"));
+        } else {
+            path = Some(PathBuf::from(arg));
+        }
+    }
+    let Some(path) = path else {
+        return usage_error("verify-audit needs the ledger PATH");
+    };
+    let mut out = std::io::stdout().lock();
+    match audit::verify_audit_ledger(&path, &keys, require_signed) {
+        Ok(report) => {
+            let mut line = serde_json::json!({ "ok": true });
+            merge(&mut line, &report);
+            let _ = writeln!(out, "{line}");
+            ExitCode::SUCCESS
+        }
+        Err(audit::verify::VerifyError::NotFound(path)) => {
+            usage_error(&format!("no audit ledger at {}", path.display()))
+        }
+        Err(audit::verify::VerifyError::Failed(failed)) => {
+            let (failure, report) = *failed;
+            eprintln!("gitward: audit ledger does not verify: {failure}");
+            let mut line = serde_json::json!({ "ok": false, "failure": failure });
+            merge(&mut line, &report);
+            let _ = writeln!(out, "{line}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn merge(line: &mut Value, report: &audit::VerifyReport) {
+    if let (Value::Object(line), Ok(Value::Object(counters))) = (line, serde_json::to_value(report))
+    {
+        line.extend(counters);
+    }
+}
+
+/// `keygen --out DIR`: a fresh Ed25519 key pair for audit signing.
+fn keygen(args: Vec<String>) -> ExitCode {
+    let dir = match args.as_slice() {
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        [flag] if flag.starts_with("--out=") => PathBuf::from(&flag["--out=".len()..]),
+        _ => return usage_error("keygen takes --out DIR"),
+    };
+    match audit::signing::keygen(&dir) {
+        Ok(key_id) => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "wrote {0}/audit-signing.key.pem (private, mode 600) and \
+                 {0}/audit-signing.pub.pem; key id {key_id}",
+                dir.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("gitward: keygen: {why}");
+            ExitCode::FAILURE
+        }
+    }
 }

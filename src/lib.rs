@@ -11,6 +11,7 @@
 //! Each arrow is a module boundary: nothing below `tools` knows a JSON-RPC code, and
 //! nothing in `git`, `parse` or `process` knows MCP.
 
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -4,6 +4,7 @@
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
 
+mod audit;
 mod branch;
 mod brief;
 mod commit_details;

@@ -1,0 +1,734 @@
+//! Appending to the ledger: chain, sign, rotate and checkpoint under one cross-process
+//! lock, so several servers and the gateway can share one file.
+//!
+//! Every append batch runs, under an exclusive `flock` on `<log>.lock` (never the log
+//! itself, which rotation renames): find the chain tail (cached from our own last write
+//! when the file is untouched, otherwise read back from disk and validated), drop an
+//! incomplete final line left by a crash, rotate when the segment would pass the size
+//! limit, write the complete lines, `fdatasync`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::canonical;
+use super::signing::SIGNATURE_VERSION;
+use super::{AuditConfig, AuditError};
+
+/// `previousHash` of the very first chained entry.
+pub const GENESIS_HASH: &str =
+    "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+/// No line (entry plus newline) is longer than this.
+pub const MAX_LINE: usize = 256 * 1024;
+/// The active segment rotates before it would grow past this.
+pub const ROTATE_BYTES: u64 = 4 * 1024 * 1024;
+/// Rotated segments kept: `<log>.1` (newest) … `<log>.4` (oldest).
+pub const RETAINED: u32 = 4;
+pub const SCHEMA_VERSION: u64 = 1;
+pub const CHAIN_VERSION: u64 = 1;
+/// Fields `entryHash` does not cover.
+pub const HASH_EXCLUDED: [&str; 4] = [
+    "entryHash",
+    "signature",
+    "signatureKeyId",
+    "signatureVersion",
+];
+/// Fields the ledger owns; an entry's own fields with these names are ignored.
+const RESERVED: [&str; 11] = [
+    "id",
+    "timestamp",
+    "auditSchemaVersion",
+    "auditChainVersion",
+    "sequence",
+    "segmentId",
+    "previousHash",
+    "entryHash",
+    "signature",
+    "signatureKeyId",
+    "signatureVersion",
+];
+
+/// One event to record. The ledger adds the chain and signature fields when it appends.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    id: Uuid,
+    timestamp_ms: u64,
+    fields: Map<String, Value>,
+}
+
+impl Entry {
+    /// An entry stamped now, with a fresh id.
+    pub fn now() -> Entry {
+        Entry {
+            id: Uuid::new_v4(),
+            timestamp_ms: now_ms(),
+            fields: Map::new(),
+        }
+    }
+
+    /// Sets an event field (`tool`, `event_type`, …). Ledger-owned names are ignored, and
+    /// so is `event_type: "checkpoint"`, which only the ledger writes.
+    pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Entry {
+        let value = value.into();
+        let forged_checkpoint = key == "event_type" && value == "checkpoint";
+        if !RESERVED.contains(&key) && !forged_checkpoint {
+            self.fields.insert(key.to_owned(), value);
+        }
+        self
+    }
+
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Entry {
+        self.set(key, value);
+        self
+    }
+
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The last chained entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Link {
+    sequence: u64,
+    hash: String,
+    segment: String,
+}
+
+/// Where the next entry attaches.
+#[derive(Debug, Clone, Default)]
+struct Tail {
+    last: Option<Link>,
+    /// The active segment's id, once it holds a chained entry; until then the next
+    /// entry opens a new segment (with a checkpoint first, if a chain exists).
+    segment: Option<String>,
+}
+
+/// Identity and length of the active file after our own last append: if it still
+/// matches, nobody else wrote and the tail need not be read back.
+#[derive(Debug, Clone)]
+struct Cached {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    tail: Tail,
+}
+
+/// An open ledger. Appends are synchronous; see `writer` for the off-thread form.
+pub struct Ledger {
+    config: AuditConfig,
+    lock: Option<File>,
+    cached: Option<Cached>,
+    /// Messages about repairs (a dropped torn line), for the caller to report.
+    notices: Vec<String>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("path", &self.config.path)
+            .finish()
+    }
+}
+
+/// Holds the exclusive lock; unlocks on drop (closing the file would too).
+struct Locked<'a>(&'a File);
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(self.0, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
+impl Ledger {
+    /// Opens a ledger. Nothing touches the disk yet: a directory that cannot be created or
+    /// written shows up as an append error later, which callers treat as degraded.
+    pub fn open(config: AuditConfig) -> Result<Ledger, AuditError> {
+        Ok(Ledger {
+            config,
+            lock: None,
+            cached: None,
+            notices: Vec::new(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.config.path
+    }
+
+    /// Repairs made during appends since the last call (for stderr).
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Appends one entry durably.
+    pub fn append(&mut self, entry: Entry) -> Result<(), AuditError> {
+        self.append_batch(vec![entry])
+    }
+
+    /// Appends entries in order under one lock and one sync. An entry that cannot fit
+    /// the line limit is skipped (the others are written) and reported as `TooLong`.
+    pub fn append_batch(&mut self, entries: Vec<Entry>) -> Result<(), AuditError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let result = self.append_locked(&entries);
+        if result
+            .as_ref()
+            .is_err_and(|e| !matches!(e, AuditError::TooLong))
+        {
+            self.cached = None;
+        }
+        result
+    }
+
+    fn lock_file(&mut self) -> Result<&File, AuditError> {
+        if self.lock.is_none() {
+            if let Some(dir) = self
+                .config
+                .path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+            {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)?;
+            }
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .custom_flags(NOFOLLOW)
+                .open(lock_path(&self.config.path))?;
+            self.lock = Some(file);
+        }
+        Ok(self.lock.as_ref().expect("set above"))
+    }
+
+    fn append_locked(&mut self, entries: &[Entry]) -> Result<(), AuditError> {
+        let lock = self.lock_file()?.try_clone()?;
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(std::io::Error::from)?;
+        let _guard = Locked(&lock);
+
+        let mut file = open_active(&self.config.path)?;
+        let meta = file.metadata()?;
+        let (mut tail, mut len) = match &self.cached {
+            Some(c) if c.dev == meta.dev() && c.ino == meta.ino() && c.len == meta.len() => {
+                (c.tail.clone(), meta.len())
+            }
+            _ => self.read_tail(&mut file, meta.len())?,
+        };
+
+        let mut buf: Vec<u8> = Vec::with_capacity(entries.len() * 800);
+        let mut too_long = false;
+        for entry in entries {
+            let mut rotated = false;
+            loop {
+                let mut next = tail.clone();
+                let mut lines = Vec::new();
+                if next.segment.is_none() && next.last.is_some() {
+                    lines.extend(self.seal(&checkpoint(next.last.as_ref()), &mut next, true)?);
+                }
+                match self.seal(entry, &mut next, false) {
+                    Ok(line) => lines.extend(line),
+                    Err(AuditError::TooLong) => {
+                        too_long = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                }
+                let used = len + buf.len() as u64;
+                if !rotated && used > 0 && used + lines.len() as u64 > self.config.rotate_bytes {
+                    write_synced(&mut file, &mut buf, len)?;
+                    file = self.rotate()?;
+                    len = 0;
+                    tail.segment = None;
+                    rotated = true;
+                    continue;
+                }
+                buf.extend_from_slice(&lines);
+                tail = next;
+                break;
+            }
+        }
+        let created = len == 0 && !buf.is_empty();
+        write_synced(&mut file, &mut buf, len)?;
+        if created {
+            // A new segment's directory entry must be as durable as its first line.
+            sync_dir(&self.config.path);
+        }
+        let meta = file.metadata()?;
+        self.cached = Some(Cached {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            tail,
+        });
+        if too_long {
+            return Err(AuditError::TooLong);
+        }
+        Ok(())
+    }
+
+    /// Completes an entry against `tail` (advancing it) and returns its line.
+    fn seal(
+        &self,
+        entry: &Entry,
+        tail: &mut Tail,
+        is_checkpoint: bool,
+    ) -> Result<Vec<u8>, AuditError> {
+        let segment = tail
+            .segment
+            .clone()
+            .unwrap_or_else(|| Uuid::new_v4().to_string());
+        let sequence = tail.last.as_ref().map_or(1, |l| l.sequence + 1);
+        let previous = tail
+            .last
+            .as_ref()
+            .map_or(GENESIS_HASH.to_owned(), |l| l.hash.clone());
+        let mut summary_limit: Option<usize> = None;
+        for _ in 0..3 {
+            let mut map = Map::with_capacity(entry.fields.len() + 12);
+            map.insert("id".into(), entry.id.to_string().into());
+            map.insert("timestamp".into(), entry.timestamp_ms.into());
+            map.insert("auditSchemaVersion".into(), SCHEMA_VERSION.into());
+            map.insert("auditChainVersion".into(), CHAIN_VERSION.into());
+            map.insert("sequence".into(), sequence.into());
+            map.insert("segmentId".into(), segment.clone().into());
+            map.insert("previousHash".into(), previous.clone().into());
+            map.insert("entryHash".into(), Value::Null);
+            for (key, value) in &entry.fields {
+                if RESERVED.contains(&key.as_str()) {
+                    continue;
+                }
+                match (key.as_str(), value, summary_limit) {
+                    ("summary", Value::String(s), Some(limit)) => {
+                        map.insert(key.clone(), shorten(s, limit).into());
+                    }
+                    ("event_type", v, _) if v == "checkpoint" && !is_checkpoint => {}
+                    _ => {
+                        map.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            if let Some(signer) = &self.config.signer {
+                map.insert("signature".into(), Value::Null);
+                map.insert("signatureKeyId".into(), signer.key_id().into());
+                map.insert("signatureVersion".into(), SIGNATURE_VERSION.into());
+            }
+            let hash = canonical::sha256_tag(&canonical::object_without(&map, &HASH_EXCLUDED));
+            map.insert("entryHash".into(), hash.clone().into());
+            if let Some(signer) = &self.config.signer {
+                let signature = signer.sign(&canonical::object_without(&map, &["signature"]));
+                map.insert("signature".into(), signature.into());
+            }
+            let mut line = serde_json::to_vec(&map).expect("a JSON map serializes");
+            line.push(b'\n');
+            if line.len() <= MAX_LINE {
+                tail.last = Some(Link {
+                    sequence,
+                    hash,
+                    segment: segment.clone(),
+                });
+                tail.segment = Some(segment);
+                return Ok(line);
+            }
+            let summary_len = entry
+                .fields
+                .get("summary")
+                .and_then(Value::as_str)
+                .map_or(0, str::len);
+            let excess = line.len() - MAX_LINE;
+            summary_limit = Some(summary_len.saturating_sub(excess + 16));
+        }
+        Err(AuditError::TooLong)
+    }
+
+    /// Finds where the next entry attaches by reading the end of the active segment (or
+    /// of `.1` when the active one holds no chained entry yet), dropping a torn final line.
+    fn read_tail(&mut self, file: &mut File, len: u64) -> Result<(Tail, u64), AuditError> {
+        let (line, complete_len) = last_line(file, len)?;
+        let mut len = len;
+        if complete_len < len {
+            // A crash mid-append leaves a final line without its newline. It was never
+            // synced as complete, so it was never acknowledged: drop it and chain from the
+            // last complete entry.
+            file.set_len(complete_len)?;
+            file.sync_data()?;
+            self.notices.push(format!(
+                "removed an incomplete final line ({} bytes) left by an interrupted write in {}",
+                len - complete_len,
+                self.config.path.display()
+            ));
+            len = complete_len;
+        }
+        if let Some(line) = line {
+            if let Some(link) = parse_link(&line).map_err(AuditError::CorruptTail)? {
+                return Ok((
+                    Tail {
+                        segment: Some(link.segment.clone()),
+                        last: Some(link),
+                    },
+                    len,
+                ));
+            }
+        }
+        // No chained entry in the active segment: continue from the newest rotation.
+        let rotated = rotated_path(&self.config.path, 1);
+        let last = match File::open(&rotated) {
+            Ok(mut old) => {
+                let old_len = old.metadata()?.len();
+                match last_line(&mut old, old_len)? {
+                    (Some(line), n) if n == old_len => {
+                        parse_link(&line).map_err(AuditError::CorruptTail)?
+                    }
+                    (None, 0) => None,
+                    _ => {
+                        return Err(AuditError::CorruptTail(
+                            "the newest rotated segment ends with an incomplete line".into(),
+                        ));
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok((
+            Tail {
+                last,
+                segment: None,
+            },
+            len,
+        ))
+    }
+
+    /// Shifts `.1`…`.3` up by one (dropping `.4`), renames the active segment to `.1`,
+    /// and opens a new, empty active segment.
+    fn rotate(&self) -> Result<File, AuditError> {
+        let path = &self.config.path;
+        match std::fs::remove_file(rotated_path(path, RETAINED)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        for n in (1..RETAINED).rev() {
+            match std::fs::rename(rotated_path(path, n), rotated_path(path, n + 1)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        std::fs::rename(path, rotated_path(path, 1))?;
+        let file = open_active(path)?;
+        sync_dir(path);
+        Ok(file)
+    }
+}
+
+/// The checkpoint that opens a new segment after `last`.
+fn checkpoint(last: Option<&Link>) -> Entry {
+    let last = last.expect("a checkpoint follows an existing chain");
+    let mut entry = Entry::now();
+    entry
+        .fields
+        .insert("event_type".into(), "checkpoint".into());
+    entry
+        .fields
+        .insert("previousSegmentId".into(), last.segment.clone().into());
+    entry
+        .fields
+        .insert("lastSequence".into(), last.sequence.into());
+    entry
+        .fields
+        .insert("lastEntryHash".into(), last.hash.clone().into());
+    entry
+}
+
+fn shorten(s: &str, limit: usize) -> String {
+    if s.len() <= limit {
+        return s.to_owned();
+    }
+    let mut end = limit.saturating_sub('…'.len_utf8());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Reads a chained entry's link fields, checking its hash. `Ok(None)` for a legacy
+/// (unchained) record.
+fn parse_link(line: &[u8]) -> Result<Option<Link>, String> {
+    let value: Value = serde_json::from_slice(line).map_err(|_| "not JSON".to_owned())?;
+    let Value::Object(map) = value else {
+        return Err("not a JSON object".into());
+    };
+    if !map.contains_key("auditChainVersion") {
+        return Ok(None);
+    }
+    let sequence = map
+        .get("sequence")
+        .and_then(Value::as_u64)
+        .ok_or("no sequence")?;
+    let segment = map
+        .get("segmentId")
+        .and_then(Value::as_str)
+        .ok_or("no segmentId")?
+        .to_owned();
+    let hash = map
+        .get("entryHash")
+        .and_then(Value::as_str)
+        .ok_or("no entryHash")?
+        .to_owned();
+    if canonical::sha256_tag(&canonical::object_without(&map, &HASH_EXCLUDED)) != hash {
+        return Err("entryHash does not match the entry".into());
+    }
+    Ok(Some(Link {
+        sequence,
+        hash,
+        segment,
+    }))
+}
+
+/// The last complete line of the first `len` bytes of `file` (without its newline), and
+/// the length up to and including that line's newline. Reads backwards in growing
+/// chunks, never more than two lines' worth.
+fn last_line(file: &mut File, len: u64) -> std::io::Result<(Option<Vec<u8>>, u64)> {
+    if len == 0 {
+        return Ok((None, 0));
+    }
+    let limit = (2 * MAX_LINE as u64 + 2).min(len);
+    let mut chunk = 8 * 1024u64;
+    loop {
+        let take = chunk.min(limit);
+        let start = len - take;
+        let mut buf = vec![0u8; take as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        // The end of the last complete line: the last newline in the file.
+        let complete_end = buf.iter().rposition(|&b| b == b'\n');
+        if let Some(end) = complete_end {
+            let line_start = buf[..end].iter().rposition(|&b| b == b'\n').map(|p| p + 1);
+            match line_start {
+                Some(s) => return Ok((Some(buf[s..end].to_vec()), start + end as u64 + 1)),
+                None if start == 0 => return Ok((Some(buf[..end].to_vec()), end as u64 + 1)),
+                None => {}
+            }
+        } else if start == 0 {
+            // No newline at all: the whole file is one torn line.
+            return Ok((None, 0));
+        }
+        if take == limit {
+            // Longer than any line this writer produces: not something to repair blindly.
+            return Err(std::io::Error::other(if complete_end.is_none() {
+                "the ledger ends with more than a line's worth of bytes without a newline"
+            } else {
+                "the ledger's last line is longer than the line limit"
+            }));
+        }
+        chunk *= 4;
+    }
+}
+
+/// Opens (creating) the active segment. A symlink in its place is refused: appends must
+/// not be redirected into some other file.
+fn open_active(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(NOFOLLOW)
+        .open(path)
+}
+
+const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+
+/// Writes `buf` at the end of `file` and syncs it; on failure, cuts the file back to
+/// `len` so no partial line is left for the next writer.
+fn write_synced(file: &mut File, buf: &mut Vec<u8>, len: u64) -> Result<(), AuditError> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let result = file.write_all(buf).and_then(|()| file.sync_data());
+    buf.clear();
+    if let Err(e) = result {
+        let _ = file.set_len(len);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+fn sync_dir(path: &Path) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// `<log>.lock`.
+pub fn lock_path(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// `<log>.<n>`.
+pub fn rotated_path(log: &Path, n: u32) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(format!(".{n}"));
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::audit::AuditSigner;
+
+    const SEED: [u8; 32] = [7; 32];
+
+    fn fixed_entry() -> Entry {
+        let mut entry = Entry {
+            id: Uuid::parse_str("bdeca765-488c-4e2a-b86b-25cd734f2988").unwrap(),
+            timestamp_ms: 1_712_345_678_901,
+            fields: Map::new(),
+        };
+        entry
+            .set("tool", "repo.status")
+            .set("event_type", "tool_call")
+            .set("summary", "ok")
+            .set("sequence", 99);
+        entry
+    }
+
+    fn ledger(dir: &Path, signed: bool, rotate_bytes: u64) -> Ledger {
+        Ledger::open(AuditConfig {
+            path: dir.join("audit/mcp.jsonl"),
+            signer: signed.then(|| {
+                Arc::new(AuditSigner::new(ed25519_dalek::SigningKey::from_bytes(
+                    &SEED,
+                )))
+            }),
+            rotate_bytes,
+        })
+        .unwrap()
+    }
+
+    fn tail_at(sequence: u64) -> Tail {
+        Tail {
+            last: Some(Link {
+                sequence,
+                hash: format!("sha256:{}", "ab".repeat(32)),
+                segment: "7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into(),
+            }),
+            segment: Some("7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into()),
+        }
+    }
+
+    #[test]
+    fn sealed_lines_known_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tail = tail_at(41);
+        let line = ledger(dir.path(), false, ROTATE_BYTES)
+            .seal(&fixed_entry(), &mut tail, false)
+            .unwrap();
+        insta::assert_snapshot!(String::from_utf8(line).unwrap(), @r#"{"id":"bdeca765-488c-4e2a-b86b-25cd734f2988","timestamp":1712345678901,"auditSchemaVersion":1,"auditChainVersion":1,"sequence":42,"segmentId":"7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd","previousHash":"sha256:abababababababababababababababababababababababababababababababab","entryHash":"sha256:cdc7664a7e44f9943c54ad3b73cd6b6796217e6998402a9ff10f5f467f591a77","tool":"repo.status","event_type":"tool_call","summary":"ok"}"#);
+        assert_eq!(tail.last.as_ref().unwrap().sequence, 42);
+
+        let mut tail = tail_at(41);
+        let line = ledger(dir.path(), true, ROTATE_BYTES)
+            .seal(&fixed_entry(), &mut tail, false)
+            .unwrap();
+        insta::assert_snapshot!(String::from_utf8(line).unwrap(), @r#"{"id":"bdeca765-488c-4e2a-b86b-25cd734f2988","timestamp":1712345678901,"auditSchemaVersion":1,"auditChainVersion":1,"sequence":42,"segmentId":"7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd","previousHash":"sha256:abababababababababababababababababababababababababababababababab","entryHash":"sha256:cdc7664a7e44f9943c54ad3b73cd6b6796217e6998402a9ff10f5f467f591a77","tool":"repo.status","event_type":"tool_call","summary":"ok","signature":"iW3j0eaCRU8p1XCE4As6GMOv_Y4UtCmFRls1AXXBswp0Lr2eE1a41gOjn-I4ZTpqbMBDl6MPJjtKQuFYt9lGDg","signatureKeyId":"ea4a6c63e29c520a","signatureVersion":3}"#);
+    }
+
+    #[test]
+    fn a_torn_final_line_is_dropped_and_the_chain_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = ledger(dir.path(), false, ROTATE_BYTES);
+        l.append_batch(vec![
+            Entry::now().with("tool", "a"),
+            Entry::now().with("tool", "b"),
+        ])
+        .unwrap();
+        let path = l.path().to_owned();
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(br#"{"id":"torn","#).unwrap();
+        // A fresh ledger (another process) must not trust any cache.
+        let mut other = ledger(dir.path(), false, ROTATE_BYTES);
+        other.append(Entry::now().with("tool", "c")).unwrap();
+        assert_eq!(other.take_notices().len(), 1);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let sequences: Vec<u64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["sequence"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(sequences, [1, 2, 3]);
+    }
+
+    #[test]
+    fn rotation_keeps_four_segments_and_checkpoints() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = ledger(dir.path(), false, 2000);
+        for i in 0..60 {
+            l.append(Entry::now().with("tool", format!("t{i}")))
+                .unwrap();
+        }
+        let path = l.path().to_owned();
+        for n in 1..=RETAINED {
+            let seg = std::fs::read_to_string(rotated_path(&path, n)).unwrap();
+            let first: Value = serde_json::from_str(seg.lines().next().unwrap()).unwrap();
+            assert_eq!(first["event_type"], "checkpoint", "segment .{n}");
+        }
+        assert!(!rotated_path(&path, RETAINED + 1).exists());
+        let report = crate::audit::verify_audit_ledger(&path, &[], true);
+        assert!(report.is_err(), "unsigned entries fail strict mode");
+        let report = crate::audit::verify_audit_ledger(&path, &[], false).unwrap();
+        assert_eq!(report.segments, 5);
+        assert_eq!(report.last_sequence, Some(60 + report_checkpoints(&path)));
+    }
+
+    fn report_checkpoints(path: &Path) -> u64 {
+        // Every checkpoint ever written took a sequence number; the last line tells.
+        let text = std::fs::read_to_string(path).unwrap();
+        let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        last["sequence"].as_u64().unwrap() - 60
+    }
+
+    #[test]
+    fn oversized_summaries_are_shortened_to_fit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l = ledger(dir.path(), true, ROTATE_BYTES);
+        l.append(Entry::now().with("summary", "é".repeat(MAX_LINE)))
+            .unwrap();
+        let text = std::fs::read_to_string(l.path()).unwrap();
+        assert!(text.len() <= MAX_LINE);
+        assert!(text.len() > MAX_LINE - 64, "only as much as needed is cut");
+        crate::audit::verify_audit_ledger(
+            l.path(),
+            &[ed25519_dalek::SigningKey::from_bytes(&SEED).verifying_key()],
+            true,
+        )
+        .unwrap();
+    }
+}

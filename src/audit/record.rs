@@ -1,0 +1,276 @@
+//! What a `tools/call` becomes in the ledger: labels, hashed scope and arguments, a short
+//! summary. Raw paths, arguments and results are never written.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::canonical;
+use super::ledger::Entry;
+use super::writer::AuditWriter;
+use crate::transport::server::{CallEvent, CallObserver};
+
+/// Longer tool names (only unknown tools can have them) are hashed.
+const MAX_TOOL_NAME: usize = 128;
+
+/// Records every tool call through the writer thread.
+pub struct AuditObserver {
+    writer: Arc<AuditWriter>,
+    /// One per process: ties together the calls of one server run. The client's
+    /// self-declared name is attribution only and is not used here.
+    session_id: String,
+}
+
+impl AuditObserver {
+    pub fn new(writer: Arc<AuditWriter>) -> AuditObserver {
+        AuditObserver {
+            writer,
+            session_id: Uuid::new_v4().to_string(),
+        }
+    }
+}
+
+impl CallObserver for AuditObserver {
+    fn on_call(&self, event: &CallEvent<'_>) {
+        // Only cheap work here: the call's response is already on its way, and hashing
+        // or resolving paths happens on the writer thread.
+        let mut entry = Entry::now();
+        let tool = tool_name(event.tool);
+        let labels = Labels::of(&tool, event.known, event.read_only);
+        let result = if !event.known {
+            "blocked"
+        } else if event.is_error {
+            "error"
+        } else {
+            "success"
+        };
+        let summary = summary(event, result);
+        let arguments = event.arguments.clone();
+        let session_id = self.session_id.clone();
+        let duration_ms = u64::try_from(event.duration.as_millis()).unwrap_or(u64::MAX);
+        self.writer.submit(Box::new(move || {
+            entry
+                .set("tool", tool)
+                .set("event_type", labels.event_type)
+                .set("repo_scope", repo_scope(&arguments));
+            if !arguments.is_null() {
+                entry.set(
+                    "args_fingerprint",
+                    canonical::sha256_tag(&canonical::to_vec(&arguments)),
+                );
+            }
+            entry
+                .set("risk", labels.risk)
+                .set("approval", labels.approval)
+                .set("result", result)
+                .set("session_id", session_id)
+                .set("duration_ms", duration_ms)
+                .set("summary", summary)
+                .set("readOnly", labels.read_only)
+                // This server never changes a repository itself: writes are only proposed
+                // to the approval gateway.
+                .set("sidecarReadOnly", true);
+            entry
+        }));
+    }
+}
+
+/// The audit labels of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Labels {
+    pub event_type: &'static str,
+    pub read_only: bool,
+    pub approval: &'static str,
+    pub risk: &'static str,
+}
+
+impl Labels {
+    pub fn of(tool: &str, known: bool, read_only: bool) -> Labels {
+        let labels = |event_type, read_only, approval, risk| Labels {
+            event_type,
+            read_only,
+            approval,
+            risk,
+        };
+        if !known {
+            return labels("write_block", false, "denied", "none");
+        }
+        if read_only {
+            return labels("tool_call", true, "not_required", "none");
+        }
+        if tool == "operation.cancel" {
+            return labels("proposal_cancel", false, "not_required", "none");
+        }
+        if let Some(kind) = tool.strip_prefix("operation.preview.") {
+            return labels("write_proposal", false, "ui_handshake", preview_risk(kind));
+        }
+        // Other changing tools (the spec workflow) edit their own workspace files only.
+        labels("tool_call", false, "not_required", "low")
+    }
+}
+
+fn preview_risk(kind: &str) -> &'static str {
+    match kind {
+        "reset" | "discard" => "high",
+        "merge" | "rebase" | "patch" | "plan" | "push" => "medium",
+        "worktree" | "commit" | "branch" => "low",
+        // Not in the reference's table: deleting a branch or moving a submodule pointer
+        // changes refs the user may depend on.
+        _ => "medium",
+    }
+}
+
+/// The called name, when it looks like a tool name; otherwise (a client may send anything,
+/// a path included) `name:sha256:<hex>` of its JSON literal.
+fn tool_name(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.len() <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+    if plain {
+        name.to_owned()
+    } else {
+        format!("name:{}", literal_hash(name))
+    }
+}
+
+/// The repository a call concerns, pseudonymised: see `docs/audit-format.md`.
+pub fn repo_scope(arguments: &Value) -> String {
+    if let Some(id) = arguments.get("repoId").and_then(Value::as_str) {
+        return format!("repoId:{}", literal_hash(id));
+    }
+    if let Some(path) = arguments.get("repoPath").and_then(Value::as_str) {
+        // The canonical path, so every alias of one repository hashes alike; the input
+        // as given when it does not resolve.
+        let canonical = std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.into_os_string().into_string().ok());
+        return format!(
+            "repoPath:{}",
+            literal_hash(canonical.as_deref().unwrap_or(path))
+        );
+    }
+    for key in ["repoPaths", "repositories"] {
+        if let Some(list) = arguments.get(key).and_then(Value::as_array) {
+            return format!("fleet:{}", list.len());
+        }
+    }
+    "unknown".into()
+}
+
+/// `sha256:<hex>` of the JSON string literal of `s`, quotes included.
+fn literal_hash(s: &str) -> String {
+    canonical::sha256_tag(&serde_json::to_vec(s).expect("a string serializes"))
+}
+
+/// A short outcome: never git's stderr, never a path.
+fn summary(event: &CallEvent<'_>, result: &str) -> String {
+    match result {
+        "blocked" => "unknown tool".into(),
+        "error" => {
+            let mut text = match event.error_code {
+                Some(code) => format!("error {code}"),
+                None => "error".into(),
+            };
+            let field = event
+                .payload
+                .pointer("/error/data/field")
+                .and_then(Value::as_str)
+                .filter(|f| {
+                    f.len() <= 64
+                        && f.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b"._[]".contains(&b))
+                });
+            if let Some(field) = field {
+                text.push_str(" (");
+                text.push_str(field);
+                text.push(')');
+            }
+            text
+        }
+        _ => "ok".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn labels_follow_the_reference_table() {
+        assert_eq!(
+            Labels::of("repo.status", true, true),
+            Labels {
+                event_type: "tool_call",
+                read_only: true,
+                approval: "not_required",
+                risk: "none"
+            }
+        );
+        assert_eq!(Labels::of("nope", false, false).event_type, "write_block");
+        assert_eq!(Labels::of("nope", false, false).approval, "denied");
+        assert_eq!(
+            Labels::of("operation.preview.reset", true, false).risk,
+            "high"
+        );
+        assert_eq!(
+            Labels::of("operation.preview.push", true, false).risk,
+            "medium"
+        );
+        assert_eq!(
+            Labels::of("operation.preview.commit", true, false).risk,
+            "low"
+        );
+        assert_eq!(
+            Labels::of("operation.preview.commit", true, false).approval,
+            "ui_handshake"
+        );
+        assert_eq!(
+            Labels::of("operation.cancel", true, false).event_type,
+            "proposal_cancel"
+        );
+    }
+
+    #[test]
+    fn odd_tool_names_are_hashed() {
+        assert_eq!(
+            tool_name("operation.preview.branch-delete_2"),
+            "operation.preview.branch-delete_2"
+        );
+        assert_eq!(
+            tool_name("/home/me/secret"),
+            format!("name:{}", canonical::sha256_tag(b"\"/home/me/secret\""))
+        );
+        assert!(tool_name(&"a".repeat(129)).starts_with("name:sha256:"));
+        assert!(tool_name("").starts_with("name:sha256:"));
+    }
+
+    #[test]
+    fn repo_scope_never_holds_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let alias = real.join(".");
+        let a = repo_scope(&json!({ "repoPath": real }));
+        let b = repo_scope(&json!({ "repoPath": alias }));
+        assert_eq!(a, b, "aliases of one directory correlate");
+        assert!(!a.contains(real.to_str().unwrap()));
+        assert_eq!(
+            a,
+            format!(
+                "repoPath:{}",
+                canonical::sha256_tag(format!("\"{}\"", real.display()).as_bytes())
+            )
+        );
+        assert_eq!(
+            repo_scope(&json!({ "repoPath": "/does/not/exist" })),
+            format!("repoPath:{}", canonical::sha256_tag(b"\"/does/not/exist\""))
+        );
+        assert_eq!(repo_scope(&json!({ "repoPaths": ["/a", "/b"] })), "fleet:2");
+        assert!(repo_scope(&json!({ "repoId": "x" })).starts_with("repoId:sha256:"));
+        assert_eq!(repo_scope(&json!({})), "unknown");
+        assert_eq!(repo_scope(&Value::Null), "unknown");
+    }
+}

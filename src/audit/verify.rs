@@ -1,0 +1,430 @@
+//! Verifying a whole ledger: the retained rotations oldest first, then the active segment,
+//! streamed line by line with bounded memory. Checks every entry's hash, the sequence and
+//! hash linkage (across segments, through checkpoints), segment ids and signatures.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::VerifyingKey;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::canonical;
+use super::ledger::{
+    CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, MAX_LINE, RETAINED, SCHEMA_VERSION, lock_path,
+    rotated_path,
+};
+use super::signing::{SignatureProblem, verify_audit_event_signature};
+
+/// Counters only: a verification report never repeats ledger content.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport {
+    pub entries: u64,
+    pub chained: u64,
+    pub legacy: u64,
+    pub signed: u64,
+    pub unsigned: u64,
+    pub segments: u64,
+    /// The retained sequence range (chained entries).
+    pub first_sequence: Option<u64>,
+    pub last_sequence: Option<u64>,
+}
+
+/// Why a ledger did not verify, and where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VerifyFailure {
+    /// The segment's file name (`mcp.jsonl.2`).
+    pub segment: Option<String>,
+    /// 1-based line within that segment.
+    pub line: Option<u64>,
+    pub reason: String,
+}
+
+impl std::fmt::Display for VerifyFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.segment, self.line) {
+            (Some(s), Some(l)) => write!(f, "{s} line {l}: {}", self.reason),
+            (Some(s), None) => write!(f, "{s}: {}", self.reason),
+            _ => f.write_str(&self.reason),
+        }
+    }
+}
+
+/// How verification ended.
+#[derive(Debug)]
+pub enum VerifyError {
+    /// No active segment and no rotation exists at the path.
+    NotFound(PathBuf),
+    /// The ledger is malformed, broken or badly signed; the counters are as far as it got.
+    Failed(Box<(VerifyFailure, VerifyReport)>),
+}
+
+/// The last chained entry seen.
+struct Link {
+    sequence: u64,
+    hash: String,
+    segment: String,
+}
+
+/// Verifies the ledger whose active segment is `path`. Signed entries must verify under
+/// one of `keys` (matched by key id); with `require_signed`, any unsigned entry fails.
+pub fn verify_audit_ledger(
+    path: &Path,
+    keys: &[VerifyingKey],
+    require_signed: bool,
+) -> Result<VerifyReport, VerifyError> {
+    let mut segments: Vec<PathBuf> = (1..=RETAINED)
+        .rev()
+        .map(|n| rotated_path(path, n))
+        .filter(|p| p.exists())
+        .collect();
+    let has_active = path.exists();
+    if has_active {
+        segments.push(path.to_owned());
+    }
+    if segments.is_empty() {
+        return Err(VerifyError::NotFound(path.to_owned()));
+    }
+    // Writers rotate under this lock; holding it shared keeps segments from moving while
+    // they are read. Without it (a read-only copy), verify what is there.
+    let lock = File::open(lock_path(path)).ok();
+    if let Some(lock) = &lock {
+        let _ = rustix::fs::flock(lock, rustix::fs::FlockOperation::LockShared);
+    }
+
+    let mut v = Verifier {
+        keys,
+        report: VerifyReport::default(),
+        prev: None,
+        seen_segments: HashSet::new(),
+        chain_started: false,
+    };
+    let count = segments.len();
+    for (i, segment) in segments.iter().enumerate() {
+        let name = segment
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let is_active = has_active && i + 1 == count;
+        v.segment(segment, is_active).map_err(|(line, reason)| {
+            VerifyError::Failed(Box::new((
+                VerifyFailure {
+                    segment: Some(name.clone()),
+                    line,
+                    reason,
+                },
+                v.report.clone(),
+            )))
+        })?;
+    }
+    if require_signed && v.report.unsigned > 0 {
+        return Err(VerifyError::Failed(Box::new((
+            VerifyFailure {
+                segment: None,
+                line: None,
+                reason: format!(
+                    "{} unsigned entries, and signatures are required",
+                    v.report.unsigned
+                ),
+            },
+            v.report,
+        ))));
+    }
+    Ok(v.report)
+}
+
+struct Verifier<'k> {
+    keys: &'k [VerifyingKey],
+    report: VerifyReport,
+    prev: Option<Link>,
+    seen_segments: HashSet<String>,
+    chain_started: bool,
+}
+
+type Failure = (Option<u64>, String);
+
+impl Verifier<'_> {
+    fn segment(&mut self, path: &Path, is_active: bool) -> Result<(), Failure> {
+        let file = File::open(path).map_err(|e| (None, format!("cannot be read: {e}")))?;
+        let mut reader = BufReader::with_capacity(64 * 1024, file);
+        let mut buf = Vec::with_capacity(4096);
+        let mut line_no = 0u64;
+        let mut segment_id: Option<String> = None;
+        loop {
+            buf.clear();
+            let n = (&mut reader)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| (Some(line_no + 1), format!("cannot be read: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            let at = Some(line_no);
+            if buf.last() != Some(&b'\n') {
+                return Err((
+                    at,
+                    if buf.len() > MAX_LINE {
+                        "line is longer than the line limit".into()
+                    } else {
+                        "incomplete final line (truncated or interrupted write)".into()
+                    },
+                ));
+            }
+            buf.pop();
+            let map = match serde_json::from_slice::<Value>(&buf) {
+                Ok(Value::Object(map)) => map,
+                _ => return Err((at, "not a JSON object".into())),
+            };
+            self.report.entries += 1;
+            self.entry(&map, &mut segment_id).map_err(|r| (at, r))?;
+        }
+        if line_no == 0 && !is_active {
+            return Err((None, "rotated segment is empty".into()));
+        }
+        self.report.segments += 1;
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        map: &Map<String, Value>,
+        segment_id: &mut Option<String>,
+    ) -> Result<(), String> {
+        if !map.contains_key("auditChainVersion") {
+            if self.chain_started {
+                return Err("unchained record after the chain began".into());
+            }
+            self.report.legacy += 1;
+            return self.signature(map);
+        }
+        let u64_field = |key: &str| {
+            map.get(key)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("{key} is missing or not a non-negative integer"))
+        };
+        let str_field = |key: &str| {
+            map.get(key)
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{key} is missing or not a string"))
+        };
+        if u64_field("auditChainVersion")? != CHAIN_VERSION {
+            return Err("unsupported auditChainVersion".into());
+        }
+        if u64_field("auditSchemaVersion")? != SCHEMA_VERSION {
+            return Err("unsupported auditSchemaVersion".into());
+        }
+        str_field("id")?;
+        u64_field("timestamp")?;
+        let sequence = u64_field("sequence")?;
+        let segment = str_field("segmentId")?;
+        if uuid::Uuid::parse_str(segment).is_err() {
+            return Err("segmentId is not a UUID".into());
+        }
+        let previous = str_field("previousHash")?;
+        let hash = str_field("entryHash")?;
+        if !canonical::is_sha256_tag(previous) || !canonical::is_sha256_tag(hash) {
+            return Err("previousHash or entryHash is not sha256:<64 hex>".into());
+        }
+        if canonical::sha256_tag(&canonical::object_without(map, &HASH_EXCLUDED)) != hash {
+            return Err("entryHash does not match the entry".into());
+        }
+        let is_checkpoint = map.get("event_type").and_then(Value::as_str) == Some("checkpoint");
+        let first_in_segment = match segment_id {
+            None => {
+                if !self.seen_segments.insert(segment.to_owned()) {
+                    return Err("segmentId already used by an earlier segment".into());
+                }
+                *segment_id = Some(segment.to_owned());
+                true
+            }
+            Some(id) if id == segment => false,
+            Some(_) => return Err("entry carries another segment's segmentId".into()),
+        };
+        match (&self.prev, first_in_segment, is_checkpoint) {
+            (_, false, true) => return Err("checkpoint inside a segment".into()),
+            (Some(prev), false, false) => link(prev, sequence, previous)?,
+            (None, false, false) => unreachable!("a segment's later entries follow its first"),
+            (prev, true, true) => {
+                if u64_field("lastSequence")?.checked_add(1) != Some(sequence)
+                    || str_field("lastEntryHash")? != previous
+                {
+                    return Err("checkpoint fields disagree with its chain fields".into());
+                }
+                let previous_segment = str_field("previousSegmentId")?;
+                if previous_segment == segment {
+                    return Err("checkpoint names its own segment as the previous one".into());
+                }
+                // With no earlier segment retained, the checkpoint is the anchor.
+                if let Some(prev) = prev {
+                    if previous_segment != prev.segment {
+                        return Err(
+                            "checkpoint does not follow the previous retained segment".into()
+                        );
+                    }
+                    link(prev, sequence, previous)?;
+                }
+            }
+            (Some(_), true, false) => {
+                return Err("segment does not open with a checkpoint".into());
+            }
+            (None, true, false) => {
+                if sequence != 1 || previous != GENESIS_HASH {
+                    return Err(
+                        "the oldest retained segment neither starts the chain nor opens with a checkpoint"
+                            .into(),
+                    );
+                }
+            }
+        }
+        if map.contains_key("signature") && !map.contains_key("signatureVersion") {
+            return Err("chained entry signed without a signatureVersion".into());
+        }
+        self.signature(map)?;
+        self.report.chained += 1;
+        self.report.first_sequence.get_or_insert(sequence);
+        self.report.last_sequence = Some(sequence);
+        self.prev = Some(Link {
+            sequence,
+            hash: hash.to_owned(),
+            segment: segment.to_owned(),
+        });
+        self.chain_started = true;
+        Ok(())
+    }
+
+    fn signature(&mut self, map: &Map<String, Value>) -> Result<(), String> {
+        match verify_audit_event_signature(map, self.keys) {
+            Ok(true) => self.report.signed += 1,
+            Ok(false) => self.report.unsigned += 1,
+            Err(SignatureProblem::Invalid) => return Err("bad signature".into()),
+            Err(SignatureProblem::UnknownKey(id)) if id.is_empty() => {
+                return Err("signed, but no public key was given".into());
+            }
+            Err(SignatureProblem::UnknownKey(id)) => {
+                return Err(format!("signed by key {id}, which was not given"));
+            }
+            Err(SignatureProblem::Malformed(why)) => return Err(why.into()),
+        }
+        Ok(())
+    }
+}
+
+fn link(prev: &Link, sequence: u64, previous: &str) -> Result<(), String> {
+    if prev.sequence.checked_add(1) != Some(sequence) {
+        return Err(format!(
+            "sequence {sequence} does not follow {}",
+            prev.sequence
+        ));
+    }
+    if previous != prev.hash {
+        return Err("previousHash does not match the previous entry".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use ed25519_dalek::SigningKey;
+    use serde_json::json;
+
+    use super::*;
+    use crate::audit::{AuditConfig, AuditSigner, Entry, Ledger};
+
+    fn key() -> SigningKey {
+        SigningKey::from_bytes(&[9; 32])
+    }
+
+    fn write(dir: &Path, n: usize) -> PathBuf {
+        let path = dir.join("mcp.jsonl");
+        let mut ledger = Ledger::open(AuditConfig {
+            path: path.clone(),
+            signer: Some(Arc::new(AuditSigner::new(key()))),
+            rotate_bytes: 1 << 20,
+        })
+        .unwrap();
+        for i in 0..n {
+            ledger.append(Entry::now().with("n", i)).unwrap();
+        }
+        path
+    }
+
+    fn failure(path: &Path) -> String {
+        match verify_audit_ledger(path, &[key().verifying_key()], false) {
+            Err(VerifyError::Failed(f)) => f.0.reason,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn legacy_signed_records_before_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.jsonl");
+        let signer = AuditSigner::new(key());
+        let Value::Object(mut legacy) =
+            json!({ "id": "mcp-tool-1-repo-status", "tool": "repo.status" })
+        else {
+            unreachable!()
+        };
+        legacy.insert("signatureKeyId".into(), signer.key_id().into());
+        let signature = signer.sign(&crate::audit::signing::signed_bytes(&legacy));
+        legacy.insert("signature".into(), signature.into());
+        std::fs::write(&path, format!("{}\n", Value::Object(legacy.clone()))).unwrap();
+        write(dir.path(), 2);
+        let report = verify_audit_ledger(&path, &[key().verifying_key()], true).unwrap();
+        assert_eq!(
+            (
+                report.legacy,
+                report.chained,
+                report.signed,
+                report.unsigned
+            ),
+            (1, 2, 3, 0)
+        );
+
+        // After the chain began, a legacy record is out of place.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{}\n", Value::Object(legacy)));
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(failure(&path), "unchained record after the chain began");
+    }
+
+    #[test]
+    fn structural_failures_name_their_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), 3);
+        let original = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = original.lines().collect();
+        let case = |text: String| {
+            std::fs::write(&path, text).unwrap();
+            failure(&path)
+        };
+        assert_eq!(case(format!("{}\n\n", lines[0])), "not a JSON object");
+        assert_eq!(
+            case(format!("{}\n{}\n", lines[1], lines[2])),
+            "the oldest retained segment neither starts the chain nor opens with a checkpoint"
+        );
+        assert_eq!(
+            case(format!("{}\n{}\n", lines[0], lines[2])),
+            "sequence 3 does not follow 1"
+        );
+        assert_eq!(
+            case(format!(
+                "{}\n",
+                lines[0].replace("\"signatureVersion\":3", "\"signatureVersion\":7")
+            )),
+            "unsupported signatureVersion"
+        );
+        assert_eq!(
+            case(format!("{}\n", lines[0].replace("\"n\":0", "\"n\":1"))),
+            "entryHash does not match the entry"
+        );
+        let err = verify_audit_ledger(&dir.path().join("nothing"), &[], false);
+        assert!(matches!(err, Err(VerifyError::NotFound(_))));
+    }
+}
