@@ -8,9 +8,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::config::{Config, Toolset, vars};
 use crate::audit::{self, AuditConfig, AuditError, Ledger};
-use crate::config::{Config, Toolset};
+use crate::config::{Config, Toolset, vars};
 use crate::process::CancellationToken;
 use crate::specs::workspace::Workspace;
 use crate::tools::{self, CallCtx, ClientInfo};

@@ -191,14 +191,13 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<diff::DiffText>(),
         ToolDef::of::<semantic::Semantic>(),
         ToolDef::of::<semantic::Fallbacks>(),
+        ToolDef::of::<fleet::Radar>(),
+        ToolDef::of::<fleet::Digest>(),
         ToolDef::of::<specs::Explore>(),
         ToolDef::of::<specs::CreatePlan>(),
         ToolDef::of::<specs::CreateProposal>(),
         ToolDef::of::<specs::ApplyChange>(),
         ToolDef::of::<specs::ArchiveChange>(),
-        ToolDef::of::<repo::Status>(),
-        ToolDef::of::<fleet::Radar>(),
-        ToolDef::of::<fleet::Digest>(),
     ]
 });
 
