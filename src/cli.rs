@@ -135,6 +135,11 @@ fn serve(config: Arc<Config>) -> ExitCode {
     if config.allowed_roots.is_empty() {
         eprintln!("gitward: no allowed roots set; any absolute repository path is served");
     }
+    let presence = crate::presence::own::Presence::start();
+    let observers: Vec<Arc<dyn transport::CallObserver>> = presence
+        .iter()
+        .map(|p| Arc::clone(p) as Arc<dyn transport::CallObserver>)
+        .collect();
     let runtime = runtime();
     let result = runtime.block_on(async {
         let shutdown = CancellationToken::new();
@@ -154,8 +159,12 @@ fn serve(config: Arc<Config>) -> ExitCode {
             signals.cancel();
         });
         let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-        Server::serve(config, Vec::new(), stdin, tokio::io::stdout(), shutdown).await
+        Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
     });
+    // Stdin closed, SIGTERM and SIGINT all end `serve`: the record goes with us.
+    if let Some(presence) = presence {
+        presence.finish();
+    }
     // In-flight blocking reads of stdin must not keep the process alive.
     runtime.shutdown_background();
     match result {

@@ -17,6 +17,7 @@ pub mod error;
 pub mod git;
 pub mod model;
 pub mod parse;
+pub mod presence;
 pub mod process;
 pub mod tools;
 pub mod transport;

@@ -5,6 +5,7 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod agents;
 pub mod input;
 pub mod repo;
 
@@ -143,7 +144,12 @@ impl ToolDef {
 }
 
 /// Every tool, in `tools/list` order.
-pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| vec![ToolDef::of::<repo::Status>()]);
+pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
+    vec![
+        ToolDef::of::<repo::Status>(),
+        ToolDef::of::<agents::Presence>(),
+    ]
+});
 
 /// The tools this configuration serves, in order.
 pub fn visible(config: &Config) -> impl Iterator<Item = &'static ToolDef> + '_ {
