@@ -164,7 +164,7 @@ pub fn agent_for_client(name: &str) -> Option<&'static str> {
         .iter()
         .flat_map(|d| d.clients.iter().map(move |c| (d.id, *c)))
         .filter(|(_, c)| name.contains(c))
-        .max_by_key(|(_, c)| c.len())
+        .min_by_key(|(_, c)| std::cmp::Reverse(c.len()))
         .map(|(id, _)| id)
 }
 
@@ -689,6 +689,8 @@ mod tests {
         assert_eq!(agent_for_client("Codex-MCP-Client"), Some("codex"));
         assert_eq!(agent_for_client("cursor-agent"), Some("cursor-agent"));
         assert_eq!(agent_for_client("Cursor"), Some("cursor"));
+        assert_eq!(agent_for_client("cursor-vscode"), Some("cursor"));
+        assert_eq!(agent_for_client("github-copilot-cli"), Some("copilot-cli"));
         assert_eq!(agent_for_client("my-own-host"), None);
     }
 

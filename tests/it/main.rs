@@ -6,5 +6,7 @@
 
 mod common;
 
+mod agents;
+mod presence;
 mod protocol;
 mod repo_status;
