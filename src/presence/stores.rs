@@ -465,7 +465,7 @@ struct CodexGit {
     branch: Option<String>,
 }
 
-pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
+pub fn codex(scope: &Scope, _snap: &Snapshot) -> Outcome {
     let Some(root) = env_dir("CODEX_HOME").or_else(|| Some(scope.home.as_ref()?.join(".codex")))
     else {
         return Outcome::default();
@@ -481,7 +481,7 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
         ));
     }
     // The thread index names rollouts of threads in this repository directly.
-    let mut branches: HashMap<String, (Option<String>, u64)> = HashMap::new();
+    let mut branches: HashMap<String, (Option<String>, u64, usize)> = HashMap::new();
     let mut unavailable = None;
     match codex_threads(scope, &root) {
         Ok(rows) => {
@@ -494,7 +494,7 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
                 {
                     files.push((mtime, path));
                 }
-                branches.insert(row.id, (row.git_branch, row.updated_ms));
+                branches.insert(row.id, (row.git_branch, row.updated_ms, row.worktree));
             }
         }
         Err(reason) => unavailable = reason,
@@ -545,7 +545,7 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
         };
         s.paths = pending.into_iter().map(|p| (cwd.clone(), p)).collect();
         let id = codex_id(&path);
-        let (db_branch, db_updated) = branches.remove(&id).unwrap_or((None, 0));
+        let (db_branch, db_updated, _) = branches.remove(&id).unwrap_or((None, 0, 0));
         findings.push(Finding {
             agent: "codex".into(),
             source: Some(Source::Session),
@@ -558,7 +558,18 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
             likely_caller: false,
             ..Finding::default()
         });
-        let _ = snap;
+    }
+    // Threads the index knows whose rollout was not read (not found, or over the caps).
+    for (id, (branch, updated, worktree)) in branches {
+        findings.push(Finding {
+            agent: "codex".into(),
+            source: Some(Source::Session),
+            session: Some(format!("codex:{id}")),
+            worktree: Some(worktree),
+            branch,
+            last_activity_ms: Some(updated),
+            ..Finding::default()
+        });
     }
     let mut outcome = deadline_outcome(findings, &scope.meter);
     if outcome.unavailable.is_none() {
@@ -596,6 +607,7 @@ struct ThreadRow {
     rollout_path: Option<String>,
     git_branch: Option<String>,
     updated_ms: u64,
+    worktree: usize,
 }
 
 /// Recent, non-archived threads whose cwd is in the repository, from the newest
@@ -642,12 +654,15 @@ fn codex_threads(scope: &Scope, root: &Path) -> Result<Vec<ThreadRow>, Option<&'
     for row in rows {
         let (id, rollout_path, cwd, git_branch, updated) = row.map_err(sql_reason)?;
         let updated_ms = epoch_ms(updated.unwrap_or(0));
-        if cwd.is_some_and(|c| scope.locate(Path::new(&c)).is_some()) && scope.recent(updated_ms) {
+        if let Some(worktree) = cwd.and_then(|c| scope.locate(Path::new(&c)))
+            && scope.recent(updated_ms)
+        {
             out.push(ThreadRow {
                 id,
                 rollout_path,
                 git_branch: git_branch.filter(|b| !b.is_empty()),
                 updated_ms,
+                worktree,
             });
         }
     }

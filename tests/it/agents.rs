@@ -583,3 +583,160 @@ fn bad_and_hostile_input() {
     .collect();
     crate::snap!("agents_presence_bad_input", errors);
 }
+
+#[test]
+fn processes_merge_with_their_stores_and_more_store_shapes() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    let r = repo.display().to_string();
+    let home = fx.home();
+
+    // Claude: a live process, its live-session index entry and its transcript.
+    let claude = FakeAgent::start(&fx, "sleep", "claude", &repo, &["600"]);
+    let sessions = home.join(".claude/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join(format!("{}.json", claude.pid())),
+        json!({ "pid": claude.pid(), "sessionId": "sess-1", "cwd": r, "startedAt": now_ms() })
+            .to_string(),
+    )
+    .unwrap();
+    write_lines(
+        &home
+            .join(".claude/projects")
+            .join(claude_dir(&repo))
+            .join("sess-1.jsonl"),
+        &[
+            json!({ "type": "assistant", "cwd": r, "gitBranch": "stale-branch", "message": { "content": [
+            { "type": "tool_use", "name": "Bash", "input": { "command": CANARY, "description": SECRET } }] } }),
+        ],
+        "",
+    );
+
+    // Aider: a live process and its chat history in the repository (mtime only).
+    let aider = FakeAgent::start(&fx, "sleep", "aider", &repo, &["600"]);
+    std::fs::write(repo.join(".aider.chat.history.md"), format!("# {CANARY}\n")).unwrap();
+
+    // Codex: only the thread index knows this thread; archived and foreign rows are not it.
+    let codex = home.join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let db = rusqlite::Connection::open(codex.join("state_5.sqlite")).unwrap();
+    db.execute_batch(
+        "CREATE TABLE threads (id TEXT PRIMARY KEY, rollout_path TEXT, created_at INTEGER, updated_at INTEGER,
+           source TEXT, model_provider TEXT, cwd TEXT, title TEXT, sandbox_policy TEXT, approval_mode TEXT,
+           tokens_used INTEGER, archived INTEGER, archived_at INTEGER, git_sha TEXT, git_branch TEXT,
+           git_origin_url TEXT, first_user_message TEXT);",
+    )
+    .unwrap();
+    let secs = (now_ms() / 1000) as i64;
+    for (id, cwd, archived, branch) in [
+        ("t1", r.as_str(), 0, "codex/db-branch"),
+        ("t2", r.as_str(), 1, "archived-branch"),
+        ("t3", "/elsewhere", 0, "foreign-branch"),
+    ] {
+        db.execute(
+            "INSERT INTO threads (id, rollout_path, created_at, updated_at, cwd, title, archived, git_branch, first_user_message)
+             VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6, ?7, ?5)",
+            rusqlite::params![id, codex.join("sessions/none.jsonl").display().to_string(), secs, cwd, CANARY, archived, branch],
+        )
+        .unwrap();
+    }
+    drop(db);
+
+    // Gemini CLI: the project registry names the slug directory of the chats.
+    let gemini = home.join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    std::fs::write(
+        gemini.join("projects.json"),
+        json!({ "projects": { r.clone(): "repo" } }).to_string(),
+    )
+    .unwrap();
+    write_lines(
+        &gemini.join("tmp/repo/chats/session-2026-01-03T12-00-abcd1234.jsonl"),
+        &[
+            json!({ "sessionId": "abcd1234-0000", "projectHash": "x", "startTime": "2026-01-03T12:00:00Z", "kind": "main" }),
+            json!({ "id": "m1", "type": "user", "content": [{ "text": CANARY }] }),
+            json!({ "id": "m2", "type": "gemini", "content": CANARY, "thoughts": [{ "description": CANARY }],
+                    "toolCalls": [{ "id": "c1", "name": "replace", "status": "success", "result": [{ "text": CANARY }],
+                                    "args": { "file_path": format!("{r}/src/x.rs"), "old_string": CANARY, "new_string": SECRET } }] }),
+            json!({ "$set": { "summary": CANARY } }),
+        ],
+        "",
+    );
+    std::fs::write(
+        gemini.join("tmp/repo/logs.json"),
+        format!("[{{\"message\":\"{CANARY}\"}}]"),
+    )
+    .unwrap();
+
+    // Goose: sessions whose working directory is the repository.
+    let goose = home.join(".local/share/goose/sessions");
+    std::fs::create_dir_all(&goose).unwrap();
+    let db = rusqlite::Connection::open(goose.join("sessions.db")).unwrap();
+    db.execute_batch(&format!(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT, working_dir TEXT, session_type TEXT,
+           created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+         CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT, content_json TEXT);
+         INSERT INTO sessions (id, name, working_dir, session_type) VALUES ('g1', '{CANARY}', '{r}', 'user');
+         INSERT INTO messages (session_id, role, content_json) VALUES ('g1', 'user', '{CANARY}');"
+    ))
+    .unwrap();
+    drop(db);
+
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    assert_eq!(result["data"]["sourcesUnavailable"], json!([]), "{result}");
+
+    let c = agents_named(&result, "claude-code");
+    assert_eq!(c.len(), 1, "{result}");
+    assert_eq!(c[0]["sources"], json!(["process", "session"]));
+    assert_eq!(c[0]["pid"], claude.pid());
+    assert_eq!(c[0]["state"], "working", "its transcript was just written");
+    assert_eq!(c[0]["lastTool"], "Bash");
+    assert_eq!(
+        c[0]["branch"], "main",
+        "a live process: the worktree's HEAD, not the record"
+    );
+
+    let a = agents_named(&result, "aider");
+    assert_eq!(a.len(), 1, "{result}");
+    assert_eq!(a[0]["sources"], json!(["process", "repoFiles"]));
+    assert_eq!(a[0]["pid"], aider.pid());
+    assert_eq!(a[0]["state"], "working");
+    assert_eq!(a[0]["lastTool"], json!(null));
+
+    let x = agents_named(&result, "codex");
+    assert_eq!(x.len(), 1, "{result}");
+    assert_eq!(x[0]["branch"], "codex/db-branch");
+    assert_eq!(x[0]["sources"], json!(["session"]));
+
+    let g = agents_named(&result, "gemini-cli");
+    assert_eq!(g.len(), 1, "{result}");
+    assert_eq!(g[0]["lastTool"], "replace");
+    assert_eq!(g[0]["files"], json!(["src/x.rs"]));
+    assert_eq!(g[0]["branch"], "main");
+
+    let o = agents_named(&result, "goose");
+    assert_eq!(o.len(), 1, "{result}");
+    assert_eq!(o[0]["state"], "working");
+    assert_eq!(result["data"]["agentCount"], 5, "{result}");
+}
+
+#[test]
+fn an_unreadable_store_is_reported_not_fatal() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let dir = fx.home().join(".local/share/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("opencode.db"), vec![0x5au8; 8192]).unwrap();
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_eq!(
+        result["data"]["sourcesUnavailable"],
+        json!([{ "source": "opencode", "reason": "corrupt" }]),
+        "{result}"
+    );
+    assert_eq!(result["data"]["agentCount"], 0);
+}
