@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::fsread::{self, Meter};
-use super::{procscan, records, stores};
+use super::{editors, procscan, records, stores};
 
 /// Activity within this window means `working`.
 pub const WORKING_MS: u64 = 120_000;
@@ -444,6 +444,7 @@ const READERS: &[Reader] = &[
     ("opencode", stores::opencode),
     ("goose", stores::goose),
     ("repoFiles", stores::repo_files),
+    ("editor", editors::read),
 ];
 
 /// Runs every source against `scope` until its deadline.

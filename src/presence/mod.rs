@@ -5,6 +5,7 @@
 pub mod detect;
 pub mod own;
 
+mod editors;
 mod fsread;
 mod procscan;
 mod records;

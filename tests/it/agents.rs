@@ -740,3 +740,60 @@ fn an_unreadable_store_is_reported_not_fatal() {
     );
     assert_eq!(result["data"]["agentCount"], 0);
 }
+
+#[test]
+fn editors_with_built_in_agents() {
+    let fx = Fixture::new();
+    let repo = fx.init("my repo", &[]);
+    let other = fx.init("other", &[]);
+    let uri = |p: &Path| format!("file://{}", p.display().to_string().replace(' ', "%20"));
+    let config = fx.home().join(".config");
+    // VS Code: a folder window on the repository with a Copilot chat session.
+    let code = config.join("Code/User/workspaceStorage");
+    let ws = code.join("0a1b2c");
+    std::fs::create_dir_all(ws.join("chatSessions")).unwrap();
+    std::fs::write(
+        ws.join("workspace.json"),
+        json!({ "folder": uri(&repo) }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("chatSessions/s1.json"),
+        json!({ "version": 3, "customTitle": CANARY, "requests": [{ "message": { "text": SECRET } }] }).to_string(),
+    )
+    .unwrap();
+    // ...and one on another folder, also chatting: not this repository.
+    let elsewhere = code.join("9f8e7d");
+    std::fs::create_dir_all(elsewhere.join("chatSessions")).unwrap();
+    std::fs::write(
+        elsewhere.join("workspace.json"),
+        json!({ "folder": uri(&other) }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(elsewhere.join("chatSessions/s2.json"), "{}").unwrap();
+    // Cursor: a multi-root workspace file inside the repository, with recent state.
+    let cursor = config.join("Cursor/User/workspaceStorage/c0ffee");
+    std::fs::create_dir_all(&cursor).unwrap();
+    std::fs::write(
+        cursor.join("workspace.json"),
+        json!({ "workspace": uri(&repo.join("all.code-workspace")) }).to_string(),
+    )
+    .unwrap();
+    std::fs::write(cursor.join("state.vscdb"), CANARY).unwrap();
+
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let code = agents_named(&result, "vscode-copilot");
+    assert_eq!(code.len(), 1, "{result}");
+    assert_eq!(code[0]["sources"], json!(["editor"]));
+    assert_eq!(code[0]["state"], "working");
+    let cursor = agents_named(&result, "cursor");
+    assert_eq!(cursor.len(), 1, "{result}");
+    assert_eq!(cursor[0]["sources"], json!(["editor"]));
+    assert_eq!(result["data"]["agentCount"], 2, "{result}");
+
+    let result = presence(&mut server, &other, json!({}));
+    assert_eq!(agents_named(&result, "vscode-copilot").len(), 1, "{result}");
+    assert!(agents_named(&result, "cursor").is_empty(), "{result}");
+}

@@ -101,6 +101,28 @@ fn written_after_an_accepted_call_private_and_removed_on_stdin_close() {
 }
 
 #[test]
+fn legacy_clients_are_named_by_initialize() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let mut server = fx.server(&[], &[]);
+    server.request_raw(
+        "initialize",
+        json!({ "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": { "name": "legacy-host", "version": "0.9" } }),
+    );
+    let reply = server.request_raw(
+        "tools/call",
+        json!({ "name": "repo.status", "arguments": { "repoPath": repo } }),
+    );
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let (_, body) = record_of(&fx, server.pid(), |_| true);
+    assert_eq!(
+        body["client"],
+        json!({ "name": "legacy-host", "version": "0.9" })
+    );
+    assert_eq!(body["repositories"][0]["repoPath"], json!(repo));
+}
+
+#[test]
 fn failed_calls_are_not_recorded() {
     let fx = Fixture::new();
     let refused = fx.init("refused", &[]);
