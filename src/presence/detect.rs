@@ -289,7 +289,17 @@ impl Scope {
 
     /// The worktree containing `path` (the innermost one when worktrees nest).
     pub fn locate(&self, path: &Path) -> Option<usize> {
-        let path = normalize(path)?;
+        let lexical = normalize(path)?;
+        self.locate_exact(&lexical).or_else(|| {
+            // Recorded through a symlink (`/tmp` → `/private/tmp`): compare real paths.
+            let real = std::fs::canonicalize(&lexical).ok()?;
+            (real != lexical)
+                .then(|| self.locate_exact(&real))
+                .flatten()
+        })
+    }
+
+    fn locate_exact(&self, path: &Path) -> Option<usize> {
         self.worktrees
             .iter()
             .enumerate()
@@ -312,7 +322,15 @@ impl Scope {
         };
         let path = normalize(&joined)?;
         let index = self.locate(&path)?;
-        let rel = path.strip_prefix(&self.worktrees[index].path).ok()?;
+        let top = &self.worktrees[index].path;
+        let real;
+        let rel = match path.strip_prefix(top) {
+            Ok(rel) => rel,
+            Err(_) => {
+                real = std::fs::canonicalize(&path).ok()?;
+                real.strip_prefix(top).ok()?
+            }
+        };
         let text = rel.to_str()?.to_owned();
         (!text.is_empty() && text.len() <= MAX_PATH_BYTES).then_some(text)
     }

@@ -7,7 +7,9 @@
 //! Only `argv[0]` and, for interpreters, the first script argument are ever examined.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
 
 use super::detect::{DETECTORS, Finding, Scope, Source};
 
@@ -36,8 +38,10 @@ pub struct Snapshot {
     pub ancestors: Vec<u32>,
     /// The agent kind of our nearest agent ancestor: the caller.
     pub caller_agent: Option<String>,
-    /// First CPU sample of the reported processes.
-    cpu: HashMap<u32, u64>,
+    /// Session logs that agent processes hold open (Codex rollouts): path → pid.
+    pub open_logs: HashMap<PathBuf, u32>,
+    /// First CPU sample of the reported processes: pid → (start time, CPU ticks).
+    cpu: HashMap<u32, (u64, u64)>,
 }
 
 impl Snapshot {
@@ -157,7 +161,7 @@ pub fn scan(scope: &Scope) -> Result<Snapshot, &'static str> {
             continue;
         };
         let busy = tool_child(pid, me, &stats, &children, uptime);
-        snap.cpu.insert(pid, stats[&pid].cpu);
+        snap.cpu.insert(pid, (stats[&pid].start, stats[&pid].cpu));
         snap.findings.push(Finding {
             agent: agent.to_owned(),
             source: Some(Source::Process),
@@ -169,7 +173,32 @@ pub fn scan(scope: &Scope) -> Result<Snapshot, &'static str> {
             ..Finding::default()
         });
     }
+    // A running Codex holds its rollout open: that maps the pid to its session log.
+    for (pid, agent) in &snap.agents {
+        if *agent == "codex" {
+            for path in open_logs(*pid) {
+                snap.open_logs.insert(path, *pid);
+            }
+        }
+    }
     Ok(snap)
+}
+
+/// Open `rollout-*.jsonl` files of a process.
+fn open_logs(pid: u32) -> Vec<PathBuf> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.flatten()
+        .take(1024)
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|t| {
+            t.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+        })
+        .take(8)
+        .collect()
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -177,15 +206,43 @@ pub fn scan(_scope: &Scope) -> Result<Snapshot, &'static str> {
     Err("unsupportedPlatform")
 }
 
-/// The pids of reported processes that used CPU since the first sample.
+/// One CPU sample of a process: (start time, ticks, when taken).
+type CpuSample = (u64, u64, Instant);
+/// The previous call's last CPU sample per pid.
+static CPU_SAMPLES: Mutex<Option<HashMap<u32, CpuSample>>> = Mutex::new(None);
+/// A previous sample older than this says nothing about now.
+const CPU_SAMPLE_MAX_AGE_SECS: u64 = 10;
+
+/// The pids of reported processes that used CPU since the first sample of this call, or
+/// since the previous call's sample when that is recent (a sample a few milliseconds
+/// old cannot show much). A process is matched by pid and start time, so a reused pid
+/// is never compared with another process.
 pub fn cpu_busy(snap: &Snapshot) -> HashSet<u32> {
-    snap.cpu
-        .iter()
-        .filter(|(pid, before)| {
-            read_stat(**pid).is_some_and(|s| s.cpu.saturating_sub(**before) >= CPU_BUSY_TICKS)
-        })
-        .map(|(pid, _)| *pid)
-        .collect()
+    let now = Instant::now();
+    let mut cache = CPU_SAMPLES.lock().unwrap_or_else(|p| p.into_inner());
+    let previous = cache.take().unwrap_or_default();
+    let mut next = HashMap::new();
+    let mut busy = HashSet::new();
+    for (pid, (start, first)) in &snap.cpu {
+        let Some(stat) = read_stat(*pid).filter(|s| s.start == *start) else {
+            continue;
+        };
+        let mut used = stat.cpu.saturating_sub(*first) >= CPU_BUSY_TICKS;
+        if let Some((p_start, p_cpu, at)) = previous.get(pid)
+            && *p_start == *start
+            && now.duration_since(*at).as_secs() <= CPU_SAMPLE_MAX_AGE_SECS
+        {
+            // More than a tenth of a core on average since then.
+            let elapsed_ticks = now.duration_since(*at).as_millis() as u64 / 10;
+            used |= stat.cpu.saturating_sub(*p_cpu) * 10 > elapsed_ticks.max(CPU_BUSY_TICKS);
+        }
+        if used {
+            busy.insert(*pid);
+        }
+        next.insert(*pid, (*start, stat.cpu, now));
+    }
+    *cache = Some(next);
+    busy
 }
 
 /// A descendant (three levels deep at most, never this server) that runs now or started

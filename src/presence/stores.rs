@@ -465,7 +465,7 @@ struct CodexGit {
     branch: Option<String>,
 }
 
-pub fn codex(scope: &Scope, _snap: &Snapshot) -> Outcome {
+pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
     let Some(root) = env_dir("CODEX_HOME").or_else(|| Some(scope.home.as_ref()?.join(".codex")))
     else {
         return Outcome::default();
@@ -498,6 +498,14 @@ pub fn codex(scope: &Scope, _snap: &Snapshot) -> Outcome {
             }
         }
         Err(reason) => unavailable = reason,
+    }
+    // Rollouts held open by running Codex processes, wherever they are dated.
+    for path in snap.open_logs.keys() {
+        if let Some(mtime) = fsread::mtime_ms(path)
+            && files.iter().all(|(_, f)| f != path)
+        {
+            files.push((mtime, path.clone()));
+        }
     }
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files.dedup_by(|a, b| a.1 == b.1);
@@ -546,16 +554,21 @@ pub fn codex(scope: &Scope, _snap: &Snapshot) -> Outcome {
         s.paths = pending.into_iter().map(|p| (cwd.clone(), p)).collect();
         let id = codex_id(&path);
         let (db_branch, db_updated, _) = branches.remove(&id).unwrap_or((None, 0, 0));
+        let pid = snap.open_logs.get(&path).copied().or_else(|| {
+            let real = std::fs::canonicalize(&path).ok()?;
+            snap.open_logs.get(&real).copied()
+        });
         findings.push(Finding {
             agent: "codex".into(),
             source: Some(Source::Session),
+            pid,
             session: Some(format!("codex:{id}")),
             worktree: Some(worktree),
             branch: s.branch.clone().or(db_branch),
             last_tool: s.last_tool.clone(),
             files: s.files(scope, cwd.as_deref()),
             last_activity_ms: Some(mtime.max(db_updated)),
-            likely_caller: false,
+            likely_caller: pid.is_some_and(|p| snap.ancestors.contains(&p)),
             ..Finding::default()
         });
     }

@@ -23,7 +23,8 @@ struct FakeAgent {
 impl FakeAgent {
     /// Runs a copy of `program` named `name`, in `cwd`.
     fn start(fx: &Fixture, program: &str, name: &str, cwd: &Path, args: &[&str]) -> FakeAgent {
-        let bin = fx.path("bin");
+        // One directory per copied program, so `codex` can be a copy of sleep and of sh.
+        let bin = fx.path("bin").join(program);
         std::fs::create_dir_all(&bin).unwrap();
         let exe = bin.join(name);
         if !exe.exists() {
@@ -796,4 +797,51 @@ fn editors_with_built_in_agents() {
     let result = presence(&mut server, &other, json!({}));
     assert_eq!(agents_named(&result, "vscode-copilot").len(), 1, "{result}");
     assert!(agents_named(&result, "cursor").is_empty(), "{result}");
+}
+
+#[test]
+fn a_running_codex_is_tied_to_the_rollout_it_holds_open() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    let r = repo.display().to_string();
+    // Dated long ago: only the open file descriptor leads to it.
+    let rollout = fx
+        .home()
+        .join(".codex/sessions/2020/01/01/rollout-2020-01-01T00-00-00-0199a213-0000-7000-8000-000000000001.jsonl");
+    write_lines(
+        &rollout,
+        &[
+            json!({ "type": "session_meta", "payload": { "id": "x", "cwd": r, "git": { "branch": "codex/held" } } }),
+            json!({ "type": "turn_context", "payload": { "cwd": r } }),
+            json!({ "type": "response_item", "payload": { "type": "function_call", "name": "exec_command",
+                    "arguments": json!({ "cmd": CANARY }).to_string() } }),
+        ],
+        "",
+    );
+    let idle = FakeAgent::start(&fx, "sleep", "codex", &repo, &["600"]);
+    let holder = FakeAgent::start(
+        &fx,
+        "sh",
+        "codex",
+        &repo,
+        &[
+            "-c",
+            "exec 3<\"$0\"; sleep 600 & wait",
+            rollout.to_str().unwrap(),
+        ],
+    );
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let codex = agents_named(&result, "codex");
+    assert_eq!(codex.len(), 2, "{result}");
+    let held: Vec<&&Value> = codex.iter().filter(|a| a["pid"] == holder.pid()).collect();
+    assert_eq!(held.len(), 1, "{result}");
+    assert_eq!(held[0]["sources"], json!(["process", "session"]));
+    assert_eq!(held[0]["lastTool"], "exec_command");
+    let other: Vec<&&Value> = codex.iter().filter(|a| a["pid"] == idle.pid()).collect();
+    assert_eq!(other.len(), 1, "{result}");
+    assert_eq!(other[0]["sources"], json!(["process"]));
+    assert_eq!(other[0]["state"], "open");
 }
