@@ -381,6 +381,15 @@ pub fn sanitize_tool(name: &str) -> Option<String> {
     ok.then(|| name.to_owned())
 }
 
+/// A branch name as shown: printable, at most 255 bytes, and not a detached `HEAD`.
+pub fn sanitize_branch(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name != "HEAD"
+        && name.len() <= 255
+        && !name.chars().any(|c| c.is_control());
+    ok.then(|| name.to_owned())
+}
+
 /// A declared client name as shown: printable, at most 64 characters.
 pub fn sanitize_client(name: &str) -> Option<String> {
     let clean: String = name.chars().filter(|c| !c.is_control()).take(64).collect();
@@ -419,7 +428,7 @@ pub struct Agent {
 #[serde(rename_all = "camelCase")]
 pub struct Unavailable {
     pub source: String,
-    /// `deadline`, `unsupportedPlatform`, `unreadable` or `corrupt`.
+    /// `deadline`, `byteBudget`, `unsupportedPlatform`, `unreadable` or `corrupt`.
     pub reason: String,
 }
 
@@ -437,7 +446,7 @@ pub struct ScanStats {
     pub processes_scanned: u64,
     pub store_files_read: u64,
     pub bytes_read: u64,
-    /// True when the deadline cut a source short.
+    /// True when the deadline or the per-call byte budget (24 MiB) cut a source short.
     pub partial: bool,
     pub budget_ms: u64,
 }
@@ -517,7 +526,7 @@ pub async fn detect(mut scope: Scope, include_caller: bool) -> Detection {
             Ok(Ok(outcome)) => {
                 findings.extend(outcome.findings);
                 if let Some(reason) = outcome.unavailable {
-                    partial |= reason == "deadline";
+                    partial |= matches!(reason, "deadline" | "byteBudget");
                     unavailable.push(Unavailable {
                         source: name.into(),
                         reason: reason.into(),
@@ -670,7 +679,11 @@ fn to_agent(scope: &Scope, mut group: Vec<Finding>, caller_kind: Option<&str>) -
     let branch = process
         .and(worktree)
         .and_then(|w| scope.worktrees[w].branch.clone())
-        .or_else(|| group.iter().find_map(|f| f.branch.clone()))
+        .or_else(|| {
+            group
+                .iter()
+                .find_map(|f| f.branch.as_deref().and_then(sanitize_branch))
+        })
         .or_else(|| worktree.and_then(|w| scope.worktrees[w].branch.clone()));
     let mut files: Vec<String> = Vec::new();
     for f in &group {

@@ -81,14 +81,14 @@ pub fn read(scope: &Scope, snap: &Snapshot) -> Outcome {
             roots.push(home.join(".vscode-server/data/User/workspaceStorage"));
         }
         for root in roots {
-            if scope.meter.expired() {
+            if scope.meter.spent() {
                 break;
             }
             findings.extend(workspaces(scope, editor, &root, home, live));
         }
     }
     Outcome {
-        unavailable: scope.meter.expired().then_some("deadline"),
+        unavailable: scope.meter.stop_reason(),
         findings,
     }
 }

@@ -15,6 +15,8 @@ use std::time::Instant;
 pub const TAIL_STEP: u64 = 256 * 1024;
 /// ...up to this much per file. A longer line is skipped unparsed.
 pub const TAIL_MAX: u64 = 1024 * 1024;
+/// Store bytes read per call, all sources together.
+pub const CALL_BYTES_MAX: u64 = 24 * 1024 * 1024;
 
 /// Shared per-call limits and counters.
 pub struct Meter {
@@ -34,6 +36,26 @@ impl Meter {
 
     pub fn expired(&self) -> bool {
         Instant::now() >= self.deadline
+    }
+
+    /// The deadline passed or the call's byte budget is used up.
+    pub fn spent(&self) -> bool {
+        self.over_bytes() || self.expired()
+    }
+
+    pub fn over_bytes(&self) -> bool {
+        self.bytes_read.load(Ordering::Relaxed) >= CALL_BYTES_MAX
+    }
+
+    /// Why a source stopped early, if it did.
+    pub fn stop_reason(&self) -> Option<&'static str> {
+        if self.expired() {
+            Some("deadline")
+        } else if self.over_bytes() {
+            Some("byteBudget")
+        } else {
+            None
+        }
     }
 
     fn count(&self, bytes: usize) {
@@ -84,6 +106,9 @@ pub fn read_small_metered(path: &Path, cap: u64, meter: &Meter) -> Option<Vec<u8
 
 /// The first line of a file (without its newline) if it ends within `cap` bytes.
 pub fn head_line(path: &Path, cap: u64, meter: &Meter) -> Option<Vec<u8>> {
+    if meter.spent() {
+        return None;
+    }
     let (file, _) = open_regular(path)?;
     let mut bytes = Vec::new();
     let mut reader = file.take(cap);
@@ -121,7 +146,7 @@ pub fn tail_lines(
     let mut carry: Vec<u8> = Vec::new();
     let mut first = true;
     let mut total = 0u64;
-    while end > 0 && total < TAIL_MAX && !meter.expired() {
+    while end > 0 && total < TAIL_MAX && !meter.spent() {
         let start = end.saturating_sub(TAIL_STEP);
         let len = (end - start) as usize;
         let mut buf = vec![0u8; len];

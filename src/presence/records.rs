@@ -28,10 +28,10 @@ pub fn read(scope: &Scope, snap: &Snapshot) -> Outcome {
     let me = std::process::id();
     let mut findings = Vec::new();
     for entry in entries.flatten().take(MAX_RECORDS) {
-        if scope.meter.expired() {
+        if scope.meter.spent() {
             return Outcome {
                 findings,
-                unavailable: Some("deadline"),
+                unavailable: scope.meter.stop_reason(),
             };
         }
         let name = entry.file_name();

@@ -289,7 +289,7 @@ fn data_home(scope: &Scope) -> Option<PathBuf> {
 
 fn deadline_outcome(findings: Vec<Finding>, meter: &Meter) -> Outcome {
     Outcome {
-        unavailable: meter.expired().then_some("deadline"),
+        unavailable: meter.stop_reason(),
         findings,
     }
 }
@@ -383,7 +383,7 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
 
     let mut findings = Vec::new();
     for (mtime, path) in files {
-        if scope.meter.expired() {
+        if scope.meter.spent() {
             break;
         }
         let mut s = Summary::default();
@@ -513,7 +513,7 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
 
     let mut findings = Vec::new();
     for (mtime, path) in files {
-        if scope.meter.expired() {
+        if scope.meter.spent() {
             break;
         }
         let mut s = Summary::default();
@@ -960,7 +960,7 @@ pub fn gemini(scope: &Scope, _snap: &Snapshot) -> Outcome {
                 MAX_FILES_PER_AGENT,
             );
             for (mtime, path) in files {
-                if scope.meter.expired() {
+                if scope.meter.spent() {
                     break;
                 }
                 let mut s = Summary::default();

@@ -845,3 +845,22 @@ fn a_running_codex_is_tied_to_the_rollout_it_holds_open() {
     assert_eq!(other[0]["sources"], json!(["process"]));
     assert_eq!(other[0]["state"], "open");
 }
+
+#[test]
+fn unborn_bare_and_empty() {
+    let fx = Fixture::new();
+    // Unborn: the worktree's HEAD names a branch without commits; that is its branch.
+    let unborn = fx.init("unborn", &[]);
+    let _agent = FakeAgent::start(&fx, "sleep", "gemini", &unborn, &["600"]);
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &unborn, json!({}));
+    let found = agents_named(&result, "gemini-cli");
+    assert_eq!(found.len(), 1, "{result}");
+    assert_eq!(found[0]["branch"], "main");
+    // A bare repository has no worktree of its own: nothing works in it, and that is fine.
+    let bare = fx.init("bare.git", &["--bare"]);
+    let result = presence(&mut server, &bare, json!({}));
+    assert_eq!(result["data"]["agents"], json!([]), "{result}");
+    assert_eq!(result["data"]["agentCount"], 0);
+    assert_eq!(result["repoPath"], json!(bare));
+}
