@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -211,7 +212,7 @@ impl<'de> Deserialize<'de> for ToolUses {
 }
 
 /// What a session log says about its session, newest values first.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Summary {
     cwd: Option<PathBuf>,
     branch: Option<String>,
@@ -248,6 +249,42 @@ impl Summary {
         }
         out
     }
+}
+
+/// Summaries already computed, keyed by path and validated by size and mtime: a repeated
+/// call re-reads no log that did not change. Only permitted values are kept.
+type SummaryCache = HashMap<PathBuf, (u64, i64, i64, Summary)>;
+static SUMMARIES: Mutex<Option<SummaryCache>> = Mutex::new(None);
+/// Cached summaries at most; the cache starts over beyond that.
+const SUMMARY_CACHE_MAX: usize = 512;
+
+/// The summary of a log, from the cache or from `read`. A read cut short by the
+/// deadline or the byte budget is not cached.
+fn summarize(path: &Path, meter: &Meter, read: impl FnOnce() -> Summary) -> Summary {
+    use std::os::unix::fs::MetadataExt;
+    let key = std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.mtime(), m.mtime_nsec()));
+    if let Some((len, sec, nsec)) = key {
+        let cache = SUMMARIES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((l, s, n, summary)) = cache.as_ref().and_then(|c| c.get(path))
+            && (*l, *s, *n) == (len, sec, nsec)
+        {
+            return summary.clone();
+        }
+    }
+    let summary = read();
+    if let Some((len, sec, nsec)) = key
+        && !meter.spent()
+    {
+        let mut cache = SUMMARIES.lock().unwrap_or_else(|p| p.into_inner());
+        let map = cache.get_or_insert_with(HashMap::new);
+        if map.len() >= SUMMARY_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(path.to_path_buf(), (len, sec, nsec, summary.clone()));
+    }
+    summary
 }
 
 /// Regular files in `dir` whose names satisfy `keep`, newest first, within the recent
@@ -386,32 +423,35 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
         if scope.meter.spent() {
             break;
         }
-        let mut s = Summary::default();
-        fsread::tail_lines(&path, &scope.meter, |line| {
-            let Ok(rec) = serde_json::from_slice::<ClaudeLine>(line) else {
-                return true;
-            };
-            if s.cwd.is_none() {
-                s.cwd = rec.cwd.clone();
-            }
-            if s.branch.is_none() {
-                s.branch = rec.git_branch.filter(|b| !b.is_empty() && b != "HEAD");
-            }
-            for item in rec
-                .message
-                .map(|m| m.content.0)
-                .unwrap_or_default()
-                .into_iter()
-                .rev()
-            {
-                s.tool(item.name.as_deref());
-                for p in item.input.map(|i| i.paths).unwrap_or_default() {
-                    if s.paths.len() < MAX_FILES * 2 {
-                        s.paths.push((rec.cwd.clone(), p));
+        let s = summarize(&path, &scope.meter, || {
+            let mut s = Summary::default();
+            fsread::tail_lines(&path, &scope.meter, |line| {
+                let Ok(rec) = serde_json::from_slice::<ClaudeLine>(line) else {
+                    return true;
+                };
+                if s.cwd.is_none() {
+                    s.cwd = rec.cwd.clone();
+                }
+                if s.branch.is_none() {
+                    s.branch = rec.git_branch.filter(|b| !b.is_empty() && b != "HEAD");
+                }
+                for item in rec
+                    .message
+                    .map(|m| m.content.0)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .rev()
+                {
+                    s.tool(item.name.as_deref());
+                    for p in item.input.map(|i| i.paths).unwrap_or_default() {
+                        if s.paths.len() < MAX_FILES * 2 {
+                            s.paths.push((rec.cwd.clone(), p));
+                        }
                     }
                 }
-            }
-            !s.complete()
+                !s.complete()
+            });
+            s
         });
         let Some(worktree) = s.cwd.as_deref().and_then(|c| scope.locate(c)) else {
             continue;
@@ -516,42 +556,46 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
         if scope.meter.spent() {
             break;
         }
-        let mut s = Summary::default();
-        let mut meta_cwd: Option<PathBuf> = None;
-        if let Some(head) = fsread::head_line(&path, fsread::TAIL_STEP, &scope.meter)
-            && let Ok(line) = serde_json::from_slice::<CodexLine>(&head)
-            && line.kind.as_deref() == Some("session_meta")
-            && let Some(p) = line.payload
-        {
-            meta_cwd = p.cwd;
-            s.branch = p.git.and_then(|g| g.branch).filter(|b| !b.is_empty());
-        }
-        let mut turn_cwd: Option<PathBuf> = None;
-        let mut pending: Vec<String> = Vec::new();
-        fsread::tail_lines(&path, &scope.meter, |line| {
-            let Ok(rec) = serde_json::from_slice::<CodexLine>(line) else {
-                return true;
-            };
-            let Some(p) = rec.payload else { return true };
-            match (rec.kind.as_deref(), p.kind.as_deref()) {
-                (Some("turn_context"), _) if turn_cwd.is_none() => turn_cwd = p.cwd,
-                (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
-                    s.tool(p.name.as_deref());
-                    if p.name.as_deref() == Some("apply_patch") {
-                        let headers = p.input.or(p.arguments).unwrap_or_default();
-                        pending.extend(headers.0);
-                    }
-                }
-                _ => {}
+        let s = summarize(&path, &scope.meter, || {
+            let mut s = Summary::default();
+            let mut meta_cwd: Option<PathBuf> = None;
+            if let Some(head) = fsread::head_line(&path, fsread::TAIL_STEP, &scope.meter)
+                && let Ok(line) = serde_json::from_slice::<CodexLine>(&head)
+                && line.kind.as_deref() == Some("session_meta")
+                && let Some(p) = line.payload
+            {
+                meta_cwd = p.cwd;
+                s.branch = p.git.and_then(|g| g.branch).filter(|b| !b.is_empty());
             }
-            // Patch paths are relative to the turn's cwd, known once a turn_context is seen.
-            !(turn_cwd.is_some() && s.last_tool.is_some() && pending.len() >= MAX_FILES)
+            let mut turn_cwd: Option<PathBuf> = None;
+            let mut pending: Vec<String> = Vec::new();
+            fsread::tail_lines(&path, &scope.meter, |line| {
+                let Ok(rec) = serde_json::from_slice::<CodexLine>(line) else {
+                    return true;
+                };
+                let Some(p) = rec.payload else { return true };
+                match (rec.kind.as_deref(), p.kind.as_deref()) {
+                    (Some("turn_context"), _) if turn_cwd.is_none() => turn_cwd = p.cwd,
+                    (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
+                        s.tool(p.name.as_deref());
+                        if p.name.as_deref() == Some("apply_patch") {
+                            let headers = p.input.or(p.arguments).unwrap_or_default();
+                            pending.extend(headers.0);
+                        }
+                    }
+                    _ => {}
+                }
+                // Patch paths are relative to the turn's cwd, known once a turn_context is seen.
+                !(turn_cwd.is_some() && s.last_tool.is_some() && pending.len() >= MAX_FILES)
+            });
+            s.cwd = turn_cwd.or(meta_cwd);
+            s.paths = pending.into_iter().map(|p| (s.cwd.clone(), p)).collect();
+            s
         });
-        let cwd = turn_cwd.or(meta_cwd);
+        let cwd = s.cwd.clone();
         let Some(worktree) = cwd.as_deref().and_then(|c| scope.locate(c)) else {
             continue;
         };
-        s.paths = pending.into_iter().map(|p| (cwd.clone(), p)).collect();
         let id = codex_id(&path);
         let (db_branch, db_updated, _) = branches.remove(&id).unwrap_or((None, 0, 0));
         let pid = snap.open_logs.get(&path).copied().or_else(|| {
@@ -963,21 +1007,26 @@ pub fn gemini(scope: &Scope, _snap: &Snapshot) -> Outcome {
                 if scope.meter.spent() {
                     break;
                 }
-                let mut s = Summary::default();
-                if path.extension().is_some_and(|e| e == "jsonl") {
-                    fsread::tail_lines(&path, &scope.meter, |line| {
-                        if let Ok(rec) = serde_json::from_slice::<GeminiLine>(line) {
-                            for call in rec.tool_calls.unwrap_or_default().into_iter().rev() {
-                                s.tool(call.name.as_deref());
-                                s.running |= call.status.as_deref() == Some("executing");
-                                for p in call.args.map(|a| a.paths).unwrap_or_default() {
-                                    s.paths.push((Some(worktree.path.clone()), p));
+                let s = summarize(&path, &scope.meter, || {
+                    let mut s = Summary::default();
+                    if path.extension().is_some_and(|e| e == "jsonl") {
+                        fsread::tail_lines(&path, &scope.meter, |line| {
+                            if let Ok(rec) = serde_json::from_slice::<GeminiLine>(line) {
+                                for call in rec.tool_calls.unwrap_or_default().into_iter().rev() {
+                                    s.tool(call.name.as_deref());
+                                    s.running |= call.status.as_deref() == Some("executing");
+                                    for p in call.args.map(|a| a.paths).unwrap_or_default() {
+                                        if s.paths.len() < MAX_FILES * 2 {
+                                            s.paths.push((Some(worktree.path.clone()), p));
+                                        }
+                                    }
                                 }
                             }
-                        }
-                        !(s.last_tool.is_some() && s.paths.len() >= MAX_FILES)
-                    });
-                }
+                            !(s.last_tool.is_some() && s.paths.len() >= MAX_FILES)
+                        });
+                    }
+                    s
+                });
                 findings.push(Finding {
                     agent: "gemini-cli".into(),
                     source: Some(Source::Session),

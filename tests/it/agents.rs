@@ -548,6 +548,27 @@ fn a_large_store_is_read_from_its_tail_within_bounds() {
         "read {read} bytes of a 52 MB store"
     );
     assert!(read >= 1024, "the tail was read");
+
+    // Unchanged, it is not read again; appended to, it is.
+    let again = presence(&mut server, &repo, json!({}));
+    assert_eq!(agents_named(&again, "claude-code")[0]["lastTool"], "Grep");
+    assert_eq!(again["data"]["scan"]["bytesRead"], 0, "{again}");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    use std::io::Write;
+    let line = json!({ "type": "assistant", "cwd": r,
+        "message": { "content": [{ "type": "tool_use", "name": "Glob", "input": {} }] } });
+    writeln!(file, "{line}").unwrap();
+    drop(file);
+    let changed = presence(&mut server, &repo, json!({}));
+    assert_eq!(
+        agents_named(&changed, "claude-code")[0]["lastTool"],
+        "Glob",
+        "{changed}"
+    );
+    assert!(changed["data"]["scan"]["bytesRead"].as_u64().unwrap() > 0);
 }
 
 #[test]
