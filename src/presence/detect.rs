@@ -470,6 +470,7 @@ const READERS: &[Reader] = &[
     ("gemini-cli", stores::gemini),
     ("opencode", stores::opencode),
     ("goose", stores::goose),
+    ("copilot-cli", stores::copilot),
     ("repoFiles", stores::repo_files),
     ("editor", editors::read),
 ];

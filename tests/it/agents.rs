@@ -885,3 +885,46 @@ fn unborn_bare_and_empty() {
     assert_eq!(result["data"]["agentCount"], 0);
     assert_eq!(result["repoPath"], json!(bare));
 }
+
+#[test]
+fn copilot_cli_sessions() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let r = repo.display().to_string();
+    let state = fx.home().join(".copilot/session-state");
+    let live = state.join("5f1c0000-0000-4000-8000-000000000001");
+    std::fs::create_dir_all(&live).unwrap();
+    std::fs::write(
+        live.join("workspace.yaml"),
+        format!("id: 5f1c\ncwd: {r}\ngit_root: {r}\nbranch: copilot/fix\nsummary: {CANARY}\nname: {SECRET}\n"),
+    )
+    .unwrap();
+    write_lines(
+        &live.join("events.jsonl"),
+        &[
+            json!({ "type": "session.start", "data": { "context": { "cwd": r } } }),
+            json!({ "type": "user.message", "data": { "content": CANARY } }),
+            json!({ "type": "tool.execution_start", "data": { "toolName": "str_replace_editor", "arguments": { "path": SECRET } } }),
+        ],
+        "",
+    );
+    // A session elsewhere is not this repository's.
+    let other = state.join("5f1c0000-0000-4000-8000-000000000002");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("workspace.yaml"), "cwd: /elsewhere\n").unwrap();
+    write_lines(
+        &other.join("events.jsonl"),
+        &[json!({ "type": "session.idle" })],
+        "",
+    );
+
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let found = agents_named(&result, "copilot-cli");
+    assert_eq!(found.len(), 1, "{result}");
+    assert_eq!(found[0]["state"], "working");
+    assert_eq!(found[0]["branch"], "copilot/fix");
+    assert_eq!(found[0]["lastTool"], "str_replace_editor");
+    assert_eq!(found[0]["sources"], json!(["session"]));
+}
