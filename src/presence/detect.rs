@@ -610,8 +610,9 @@ fn merge(scope: &Scope, findings: Vec<Finding>, caller_kind: Option<&str>) -> Ve
             None => rest.push(f),
         }
     }
-    // Findings of one session join each other; a session of a kind with exactly one live
-    // process joins that process.
+    // Findings of one session join each other. A finding naming a process that is not
+    // in the repository forms that process's own agent. A pid-less session of a kind with
+    // exactly one live process whose own session is unknown joins that process.
     for f in rest {
         if let Some(session) = &f.session
             && let Some(g) = groups
@@ -621,22 +622,41 @@ fn merge(scope: &Scope, findings: Vec<Finding>, caller_kind: Option<&str>) -> Ve
             g.push(f);
             continue;
         }
+        if let Some(pid) = f.pid {
+            match groups
+                .iter_mut()
+                .find(|g| g[0].agent == f.agent && g.iter().any(|x| x.pid == Some(pid)))
+            {
+                Some(g) => g.push(f),
+                None => groups.push(vec![f]),
+            }
+            continue;
+        }
         let live: Vec<usize> = groups
             .iter()
             .enumerate()
-            .filter(|(_, g)| g[0].source == Some(Source::Process) && g[0].agent == f.agent)
+            .filter(|(_, g)| {
+                g[0].source == Some(Source::Process)
+                    && g[0].agent == f.agent
+                    && g.iter().all(|x| x.source != Some(Source::Session))
+            })
             .map(|(i, _)| i)
             .collect();
-        if let [only] = live.as_slice() {
+        let processes = groups
+            .iter()
+            .filter(|g| g[0].source == Some(Source::Process) && g[0].agent == f.agent)
+            .count();
+        if let [only] = live.as_slice()
+            && processes == 1
+        {
             groups[*only].push(f);
             continue;
         }
         // Store findings of one kind without a process are one agent.
-        if let Some(g) = groups.iter_mut().find(|g| {
-            g[0].agent == f.agent
-                && g.iter().all(|x| x.source != Some(Source::Process))
-                && (f.pid.is_none() || g.iter().all(|x| x.pid.is_none() || x.pid == f.pid))
-        }) {
+        if let Some(g) = groups
+            .iter_mut()
+            .find(|g| g[0].agent == f.agent && g.iter().all(|x| x.pid.is_none()))
+        {
             g.push(f);
             continue;
         }
@@ -747,6 +767,102 @@ mod tests {
         assert_eq!(sanitize_tool("rm -rf"), None);
         assert_eq!(sanitize_tool(""), None);
         assert_eq!(sanitize_tool(&"a".repeat(65)), None);
+    }
+
+    fn finding(agent: &str, source: Source, pid: Option<u32>, session: &str) -> Finding {
+        Finding {
+            agent: agent.into(),
+            source: Some(source),
+            pid,
+            session: (!session.is_empty()).then(|| session.to_owned()),
+            worktree: Some(0),
+            last_activity_ms: Some(1_000),
+            live: source == Source::Process,
+            ..Finding::default()
+        }
+    }
+
+    fn test_scope() -> Scope {
+        Scope {
+            worktrees: vec![Worktree {
+                path: "/src/app".into(),
+                git_dir: "/src/app/.git".into(),
+                branch: Some("main".into()),
+            }],
+            common_dir: "/src/app/.git".into(),
+            home: None,
+            run_dir: None,
+            now_ms: 2_000,
+            meter: Meter::new(Instant::now()),
+            caller_client: None,
+            own_session: None,
+        }
+    }
+
+    #[test]
+    fn findings_merge_by_pid_then_session_then_the_only_process() {
+        let scope = test_scope();
+        let pids = |agents: &[Agent]| -> Vec<(String, Option<u32>, Vec<Source>)> {
+            agents
+                .iter()
+                .map(|a| (a.agent.clone(), a.pid, a.sources.clone()))
+                .collect()
+        };
+        // A pid-less session joins the only live process of its kind.
+        let merged = merge(
+            &scope,
+            vec![
+                finding("codex", Source::Process, Some(10), ""),
+                finding("codex", Source::Session, None, "codex:a"),
+            ],
+            None,
+        );
+        assert_eq!(
+            pids(&merged),
+            [(
+                "codex".into(),
+                Some(10),
+                vec![Source::Process, Source::Session]
+            )]
+        );
+        // A process whose own session is known does not take in another session, and a
+        // record naming a process outside the repository is that process's agent.
+        let merged = merge(
+            &scope,
+            vec![
+                finding("claude-code", Source::Process, Some(10), ""),
+                finding("claude-code", Source::Session, Some(10), "claude:own"),
+                finding("claude-code", Source::Session, None, "claude:old"),
+                finding("claude-code", Source::McpPresence, Some(20), "mcp:x"),
+                finding("cursor", Source::McpPresence, None, "mcp:y"),
+                finding("cursor", Source::Editor, None, "editor:z"),
+            ],
+            Some("cursor"),
+        );
+        let mut got = pids(&merged);
+        got.sort();
+        assert_eq!(
+            got,
+            [
+                ("claude-code".into(), None, vec![Source::Session]),
+                (
+                    "claude-code".into(),
+                    Some(10),
+                    vec![Source::Process, Source::Session]
+                ),
+                ("claude-code".into(), Some(20), vec![Source::McpPresence]),
+                (
+                    "cursor".into(),
+                    None,
+                    vec![Source::Editor, Source::McpPresence]
+                ),
+            ]
+        );
+        assert!(
+            merged
+                .iter()
+                .all(|a| a.same_agent_as_caller == (a.agent == "cursor"))
+        );
     }
 
     #[test]
