@@ -46,6 +46,26 @@ impl FakeAgent {
     fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// Waits until the process has started a child (a shell fixture reaching its tool
+    /// call): a bound on the setup, not a timing assertion.
+    fn wait_for_child(&self) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let me = self.pid().to_string();
+        loop {
+            let has_child = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
+                    let after = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+                    after.split_whitespace().nth(1) == Some(me.as_str())
+                })
+            });
+            if has_child {
+                return;
+            }
+            assert!(std::time::Instant::now() < until, "no child of {me}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }
 
 /// A `sleep` whose parent has exited (so it shares no parent with the server under
@@ -143,6 +163,7 @@ fn running_agents_in_the_repository() {
         &repo.join("src"),
         &["-c", "sleep 600 & wait", CANARY, SECRET],
     );
+    claude.wait_for_child();
     // An idle `aider` in the repository: open.
     let aider = FakeAgent::start(&fx, "sleep", "aider", &repo, &["600"]);
     // A `codex` in another repository: not reported.
@@ -852,6 +873,7 @@ fn a_running_codex_is_tied_to_the_rollout_it_holds_open() {
             rollout.to_str().unwrap(),
         ],
     );
+    holder.wait_for_child();
     let mut server = fx.server(&[], &[]);
     let result = presence(&mut server, &repo, json!({}));
     assert_private(&fx, &result);
