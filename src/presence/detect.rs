@@ -22,7 +22,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::fsread::{self, Meter};
-use super::{editors, procscan, records, stores};
+use super::{editors, extensions, procscan, records, stores};
 
 /// Activity within this window means `working`.
 pub const WORKING_MS: u64 = 120_000;
@@ -127,6 +127,30 @@ pub const DETECTORS: &[Detector] = &[
         names: &["cline"],
         markers: &["/cline/cli/"],
         clients: &["cline"],
+        activity_files: &[],
+        editor: false,
+    },
+    Detector {
+        id: "roo-code",
+        names: &[],
+        markers: &[],
+        clients: &["roo-code", "roo code", "zoo-code", "zoo code"],
+        activity_files: &[],
+        editor: false,
+    },
+    Detector {
+        id: "kilo-code",
+        names: &[],
+        markers: &[],
+        clients: &["kilo-code", "kilo code"],
+        activity_files: &[],
+        editor: false,
+    },
+    Detector {
+        id: "continue",
+        names: &[],
+        markers: &[],
+        clients: &["continue"],
         activity_files: &[],
         editor: false,
     },
@@ -471,6 +495,9 @@ const READERS: &[Reader] = &[
     ("opencode", stores::opencode),
     ("goose", stores::goose),
     ("copilot-cli", stores::copilot),
+    ("cline", extensions::cline),
+    ("continue", extensions::continue_dev),
+    ("amp", stores::amp),
     ("repoFiles", stores::repo_files),
     ("editor", editors::read),
 ];

@@ -60,6 +60,22 @@ struct WorkspaceJson {
     workspace: Option<String>,
 }
 
+/// Every VS Code-family user data directory under `home`.
+pub fn user_dirs(home: &Path) -> Vec<PathBuf> {
+    let base = if cfg!(target_os = "macos") {
+        home.join("Library/Application Support")
+    } else {
+        home.join(".config")
+    };
+    let mut dirs: Vec<PathBuf> = EDITORS
+        .iter()
+        .flat_map(|e| e.products.iter())
+        .map(|p| base.join(p).join("User"))
+        .collect();
+    dirs.push(home.join(".vscode-server/data/User"));
+    dirs
+}
+
 pub fn read(scope: &Scope, snap: &Snapshot) -> Outcome {
     let Some(home) = scope.home.as_ref() else {
         return Outcome::default();

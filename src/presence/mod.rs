@@ -6,6 +6,7 @@ pub mod detect;
 pub mod own;
 
 mod editors;
+mod extensions;
 mod fsread;
 mod procscan;
 mod records;

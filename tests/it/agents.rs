@@ -21,15 +21,16 @@ struct FakeAgent {
 }
 
 impl FakeAgent {
-    /// Runs a copy of `program` named `name`, in `cwd`.
+    /// Runs `program` under the name `name`, in `cwd`.
     fn start(fx: &Fixture, program: &str, name: &str, cwd: &Path, args: &[&str]) -> FakeAgent {
-        // One directory per copied program, so `codex` can be a copy of sleep and of sh.
+        // One directory per program, so `codex` can be both sleep and sh.
         let bin = fx.path("bin").join(program);
         std::fs::create_dir_all(&bin).unwrap();
         let exe = bin.join(name);
+        // A symlink, not a copy: the process is named after the link, and no written
+        // copy can be held open by a concurrent fork (`ETXTBSY`).
         if !exe.exists() {
-            let source = which(program);
-            std::fs::copy(source, &exe).unwrap();
+            std::os::unix::fs::symlink(which(program), &exe).unwrap();
         }
         let child = Command::new(&exe)
             .args(args)
@@ -244,7 +245,7 @@ fn the_caller_is_marked_and_can_be_left_out() {
     let bin = fx.path("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let claude = bin.join("claude");
-    std::fs::copy(which("sh"), &claude).unwrap();
+    std::os::unix::fs::symlink(which("sh"), &claude).unwrap();
     // `claude` runs gitward as its child, as an MCP host does; `; :` keeps the shell alive.
     let mut cmd = Command::new(&claude);
     cmd.args(["-c", "\"$0\"; :"])
@@ -949,4 +950,81 @@ fn copilot_cli_sessions() {
     assert_eq!(found[0]["branch"], "copilot/fix");
     assert_eq!(found[0]["lastTool"], "str_replace_editor");
     assert_eq!(found[0]["sources"], json!(["session"]));
+}
+
+#[test]
+fn extension_host_agents_and_amp() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let r = repo.display().to_string();
+    let home = fx.home();
+
+    // Cline in VS Code: the task index names the cwd; task metadata names the files.
+    let cline = home.join(".config/Code/User/globalStorage/saoudrizwan.claude-dev");
+    std::fs::create_dir_all(cline.join("state")).unwrap();
+    std::fs::write(
+        cline.join("state/taskHistory.json"),
+        json!([
+            { "id": "1733000000000", "ts": now_ms(), "task": CANARY, "cwdOnTaskInitialization": r, "tokensIn": 1 },
+            { "id": "1733000000001", "ts": now_ms(), "task": SECRET, "cwdOnTaskInitialization": "/elsewhere" },
+            { "id": "../escape", "ts": now_ms(), "task": CANARY, "cwdOnTaskInitialization": r },
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let task = cline.join("tasks/1733000000000");
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::write(
+        task.join("task_metadata.json"),
+        json!({ "files_in_context": [
+            { "path": "src/old.ts", "record_state": "active", "record_source": "read_tool" },
+            { "path": "src/app.ts", "record_state": "active", "record_source": "cline_edited" },
+            { "path": "../../outside.txt", "record_source": "read_tool" },
+        ], "model_usage": [] })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        task.join("ui_messages.json"),
+        json!([{ "text": CANARY }]).to_string(),
+    )
+    .unwrap();
+
+    // Continue: the sessions index maps a workspace; the session file is mtime only.
+    let sessions = home.join(".continue/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(
+        sessions.join("sessions.json"),
+        json!([{ "sessionId": "c-1", "title": CANARY, "dateCreated": "1", "workspaceDirectory": format!("file://{r}") }])
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        sessions.join("c-1.json"),
+        json!({ "history": [CANARY] }).to_string(),
+    )
+    .unwrap();
+
+    // Amp: a local thread whose first tree is the repository.
+    let threads = home.join(".local/share/amp/threads");
+    std::fs::create_dir_all(&threads).unwrap();
+    std::fs::write(
+        threads.join("T-0000-1111.json"),
+        json!({ "v": 1, "id": "T-0000-1111", "title": CANARY, "messages": [{ "content": SECRET }],
+                "env": { "initial": { "trees": [{ "uri": format!("file://{r}"), "displayName": "repo" }] } } })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(home.join(".local/share/amp/secrets.json"), SECRET).unwrap();
+
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let c = agents_named(&result, "cline");
+    assert_eq!(c.len(), 1, "{result}");
+    assert_eq!(c[0]["files"], json!(["src/app.ts", "src/old.ts"]));
+    assert_eq!(c[0]["state"], "working");
+    assert_eq!(agents_named(&result, "continue").len(), 1, "{result}");
+    assert_eq!(agents_named(&result, "amp").len(), 1, "{result}");
+    assert_eq!(result["data"]["agentCount"], 3, "{result}");
 }
