@@ -1028,3 +1028,43 @@ fn extension_host_agents_and_amp() {
     assert_eq!(agents_named(&result, "amp").len(), 1, "{result}");
     assert_eq!(result["data"]["agentCount"], 3, "{result}");
 }
+
+#[test]
+fn claude_sub_agents_keep_a_session_working() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let dir = fx.home().join(".claude/projects").join(claude_dir(&repo));
+    let main = dir.join("5e55-0001.jsonl");
+    write_lines(&main, &claude_transcript(&repo), "");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let age = |path: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    };
+    age(&main);
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_eq!(
+        agents_named(&result, "claude-code")[0]["state"],
+        "recent",
+        "{result}"
+    );
+
+    // A sub-agent of that session writes now: the session is working.
+    let sub = dir.join("5e55-0001/subagents/agent-1.jsonl");
+    write_lines(
+        &sub,
+        &[json!({ "type": "user", "message": { "content": CANARY } })],
+        "",
+    );
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let found = agents_named(&result, "claude-code");
+    assert_eq!(found.len(), 1, "{result}");
+    assert_eq!(found[0]["state"], "working");
+    assert_eq!(found[0]["lastTool"], "Write");
+}

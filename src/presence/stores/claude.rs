@@ -141,6 +141,12 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
             .unwrap_or("")
             .to_owned();
         let pid = pid_of.get(&stem).copied();
+        // Sub-agents write their own logs beside the session; while one works, the main
+        // transcript can stay untouched. Their mtimes count, their contents are not read.
+        let subagents = path.with_file_name(&stem).join("subagents");
+        let sub_activity = newest_files(scope, &subagents, |n| n.ends_with(".jsonl"), 1)
+            .first()
+            .map(|(t, _)| *t);
         findings.push(Finding {
             agent: "claude-code".into(),
             source: Some(Source::Session),
@@ -150,7 +156,7 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
             branch: s.branch.clone(),
             last_tool: s.last_tool.clone(),
             files: s.files(scope, s.cwd.as_deref()),
-            last_activity_ms: Some(mtime),
+            last_activity_ms: Some(sub_activity.map_or(mtime, |t| t.max(mtime))),
             likely_caller: pid.is_some_and(|p| snap.ancestors.contains(&p)),
             ..Finding::default()
         });
