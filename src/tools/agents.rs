@@ -54,7 +54,8 @@ pub struct PresenceData {
     pub agents_truncated: bool,
     /// Findings that were probably the caller's own session and were left out.
     pub omitted_likely_caller: u64,
-    /// Every source looked at: `process`, `mcpPresence`, one per agent store, `repoFiles`.
+    /// Every source looked at: `process`, `mcpPresence`, one per agent store, `repoFiles`,
+    /// `editor`.
     pub sources_checked: Vec<String>,
     /// Sources that could not answer; never an error.
     pub sources_unavailable: Vec<Unavailable>,
