@@ -499,6 +499,7 @@ const READERS: &[Reader] = &[
     ("continue", extensions::continue_dev),
     ("amp", stores::amp),
     ("repoFiles", stores::repo_files),
+    ("gitCommits", stores::git_commits),
     ("editor", editors::read),
 ];
 

@@ -1068,3 +1068,33 @@ fn claude_sub_agents_keep_a_session_working() {
     assert_eq!(found[0]["state"], "working");
     assert_eq!(found[0]["lastTool"], "Write");
 }
+
+#[test]
+fn aider_commits_in_the_reflog() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "an old commit of a person");
+    fx.write(&repo, "src/x.py", "print(1)\n");
+    fx.git(&repo, &["add", "-A"]);
+    // Aider commits now, as `<name> (aider)`; the message must never come back.
+    let out = Command::new("git")
+        .current_dir(&repo)
+        .args(["commit", "-q", "-m", CANARY])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .envs(fx.env())
+        .env("GIT_AUTHOR_NAME", "Dev (aider)")
+        .env("GIT_COMMITTER_NAME", "Dev (aider)")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = fx.server(&[], &[]);
+    let result = presence(&mut server, &repo, json!({}));
+    assert_private(&fx, &result);
+    let found = agents_named(&result, "aider");
+    assert_eq!(found.len(), 1, "{result}");
+    assert_eq!(found[0]["sources"], json!(["gitCommits"]));
+    assert_eq!(found[0]["state"], "working");
+    assert_eq!(found[0]["branch"], "main");
+    assert!(!result.to_string().contains("Dev (aider)"), "{result}");
+}

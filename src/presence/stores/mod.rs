@@ -446,6 +446,58 @@ pub fn repo_files(scope: &Scope, _snap: &Snapshot) -> Outcome {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Commits agents mark as theirs
+
+/// Committer-name suffixes agents add to their commits, and the agent each stands for.
+const COMMIT_MARKS: &[(&str, &str)] = &[(" (aider)", "aider")];
+
+/// Recent `HEAD` reflog entries whose committer carries an agent's mark (Aider commits as
+/// `Name (aider)`). Read from each worktree's reflog tail, newest first, without running
+/// git; messages are never looked at and identities never returned.
+pub fn git_commits(scope: &Scope, _snap: &Snapshot) -> Outcome {
+    let mut findings: Vec<Finding> = Vec::new();
+    for (index, worktree) in scope.worktrees.iter().enumerate() {
+        let log = worktree.git_dir.join("logs").join("HEAD");
+        fsread::tail_lines(&log, &scope.meter, |line| {
+            let Some((when, committer)) = reflog_identity(line) else {
+                return true;
+            };
+            if !scope.recent(when) {
+                return false;
+            }
+            if let Some((_, agent)) = COMMIT_MARKS.iter().find(|(m, _)| committer.ends_with(m))
+                && !findings
+                    .iter()
+                    .any(|f| f.agent == *agent && f.worktree == Some(index))
+            {
+                findings.push(Finding {
+                    agent: (*agent).into(),
+                    source: Some(Source::GitCommits),
+                    worktree: Some(index),
+                    last_activity_ms: Some(when),
+                    ..Finding::default()
+                });
+            }
+            true
+        });
+    }
+    deadline_outcome(findings, &scope.meter)
+}
+
+/// The time (ms) and committer name of one reflog line:
+/// `<old> <new> <name> <<email>> <unix seconds> <tz>\t<message>`.
+fn reflog_identity(line: &[u8]) -> Option<(u64, String)> {
+    let head = line.split(|b| *b == b'\t').next()?;
+    let head = std::str::from_utf8(head).ok()?;
+    let mut parts = head.splitn(3, ' ');
+    let (_old, _new, rest) = (parts.next()?, parts.next()?, parts.next()?);
+    let (name, after) = rest.split_once(" <")?;
+    let (_, stamp) = after.rsplit_once("> ")?;
+    let secs: u64 = stamp.split(' ').next()?.parse().ok()?;
+    Some((secs * 1000, name.to_owned()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,6 +509,17 @@ mod tests {
         let args = serde_json::to_string(&serde_json::json!({ "input": patch })).unwrap();
         assert_eq!(patch_headers(&args).0, ["src/a.rs", "b.rs"]);
         assert!(patch_headers("echo hi").0.is_empty());
+    }
+
+    #[test]
+    fn reflog_identities() {
+        let line = b"0000000000000000000000000000000000000000 1111111111111111111111111111111111111111 Dev Name (aider) <dev@example.com> 1767225600 +0100\tcommit: SECRET message";
+        assert_eq!(
+            reflog_identity(line),
+            Some((1_767_225_600_000, "Dev Name (aider)".to_owned()))
+        );
+        assert_eq!(reflog_identity(b"garbage"), None);
+        assert_eq!(reflog_identity(b"a b name <e> notanumber +0000\tx"), None);
     }
 
     #[test]
