@@ -521,6 +521,7 @@ pub async fn detect(mut scope: Scope, include_caller: bool) -> Detection {
     let snapshot = match tokio::time::timeout_at(deadline, scan).await {
         Ok(Ok(Ok(snapshot))) => snapshot,
         Ok(Ok(Err(reason))) => {
+            partial |= reason == "deadline";
             unavailable.push(Unavailable {
                 source: "process".into(),
                 reason: reason.into(),
