@@ -190,12 +190,16 @@ fn serve(config: Arc<Config>) -> ExitCode {
         Ok(audit) => audit,
         Err(code) => return code,
     };
-    let observers: Vec<Arc<dyn transport::CallObserver>> = match &audit {
-        Some(writer) => vec![Arc::new(audit::record::AuditObserver::new(Arc::clone(
+    let presence = crate::presence::own::Presence::start();
+    let mut observers: Vec<Arc<dyn transport::CallObserver>> = Vec::new();
+    if let Some(writer) = &audit {
+        observers.push(Arc::new(audit::record::AuditObserver::new(Arc::clone(
             writer,
-        )))],
-        None => Vec::new(),
-    };
+        ))));
+    }
+    if let Some(presence) = &presence {
+        observers.push(Arc::clone(presence) as Arc<dyn transport::CallObserver>);
+    }
     let runtime = runtime();
     let result = runtime.block_on(async {
         let shutdown = CancellationToken::new();
@@ -217,6 +221,10 @@ fn serve(config: Arc<Config>) -> ExitCode {
         let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
         Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
     });
+    // Stdin closed, SIGTERM and SIGINT all end `serve`: the record goes with us.
+    if let Some(presence) = presence {
+        presence.finish();
+    }
     // In-flight blocking reads of stdin must not keep the process alive.
     runtime.shutdown_background();
     // Every call has been observed by now: write what is still queued.

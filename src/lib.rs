@@ -19,6 +19,7 @@ pub mod gateway;
 pub mod git;
 pub mod model;
 pub mod parse;
+pub mod presence;
 pub mod process;
 pub mod specs;
 pub mod tools;

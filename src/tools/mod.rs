@@ -5,6 +5,7 @@
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
 //! writing it in its family file and adding one line there.
 
+pub mod agents;
 pub mod branch;
 pub mod brief;
 pub mod commit;
@@ -193,6 +194,7 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<semantic::Fallbacks>(),
         ToolDef::of::<fleet::Radar>(),
         ToolDef::of::<fleet::Digest>(),
+        ToolDef::of::<agents::Presence>(),
         ToolDef::of::<specs::Explore>(),
         ToolDef::of::<specs::CreatePlan>(),
         ToolDef::of::<specs::CreateProposal>(),

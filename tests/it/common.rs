@@ -233,8 +233,14 @@ pub const MODERN: &str = "2026-07-28";
 impl Server {
     pub fn start(fixture: &Fixture, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut cmd = Command::new(gitward_bin());
-        cmd.args(args)
-            .env_clear()
+        cmd.args(args);
+        Server::start_cmd(fixture, cmd, env)
+    }
+
+    /// Starts the server as the child of another program (`cmd`, which must run
+    /// gitward with its stdio inherited), with the fixture's environment plus `env`.
+    pub fn start_cmd(fixture: &Fixture, mut cmd: Command, env: &[(&str, &str)]) -> Server {
+        cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -292,6 +298,11 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Waits for the process to exit, stdin left open.
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        self.child.wait().unwrap()
     }
 
     /// A request in the modern era (the `_meta` envelope added); returns the whole response.

@@ -4,6 +4,7 @@
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
 
+mod agents;
 mod audit;
 mod branch;
 mod brief;
@@ -13,6 +14,7 @@ mod conflict;
 mod diff_text;
 mod fleet;
 mod hostile;
+mod presence;
 mod protocol;
 mod repo_history;
 mod repo_refs;

@@ -328,7 +328,10 @@ fn tools_are_listed_only_with_a_workspace() {
 fn linked_lifecycle_in_a_single_folder() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");
-    let outside_before = listing(&ws.fx.root(), &[&repo, &ws.data()]);
+    // The server's own run directory (audit ledger, presence record) is its state, not a
+    // write into anyone's project.
+    let run_dir = ws.fx.run_dir();
+    let outside_before = listing(&ws.fx.root(), &[&repo, &ws.data(), &run_dir]);
     let mut server = ws.server();
 
     let created = state(
@@ -458,7 +461,10 @@ fn linked_lifecycle_in_a_single_folder() {
     );
 
     // Nothing outside the owning project and the data directory was written.
-    assert_eq!(listing(&ws.fx.root(), &[&repo, &ws.data()]), outside_before);
+    assert_eq!(
+        listing(&ws.fx.root(), &[&repo, &ws.data(), &run_dir]),
+        outside_before
+    );
 
     // The archived change is gone from the active list; a new archive call finds nothing.
     let again = state(

@@ -1,0 +1,64 @@
+//! Presence: this server's own record of which repositories its client used
+//! ([`own`]), and the detector behind `agents.presence` that finds other coding agents
+//! working in a repository from local sources only ([`detect`]).
+
+pub mod detect;
+pub mod own;
+
+mod editors;
+mod extensions;
+mod fsread;
+mod procscan;
+mod records;
+mod stores;
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::config::vars;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The user's home directory, when it is set and absolute.
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+}
+
+/// `FLUXGIT_RUN_DIR`, else the FluxGit desktop's run directory under the home.
+pub fn run_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let home = home()?;
+    Some(if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/FluxGit/run")
+    } else {
+        home.join(".local/share/FluxGit/run")
+    })
+}
+
+/// The directory holding one presence record per running server.
+pub fn presence_dir() -> Option<PathBuf> {
+    Some(run_dir()?.join("presence").join("mcp"))
+}
+
+/// Whether a process with this id exists on this host (ours or another user's).
+pub(crate) fn pid_alive(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
+}

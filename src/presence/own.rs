@@ -1,0 +1,297 @@
+//! Our presence file: `<runDir>/presence/mcp/<pid>-<sessionUuid>.json`.
+//!
+//! It tells the FluxGit desktop (and other servers' `agents.presence`) which client this
+//! server serves and which repositories it used: per repository the canonical path, the
+//! time of the last accepted call and that tool's name, at most 16, least recently used
+//! evicted. Nothing else from a call is kept. Tool calls only update memory and wake a
+//! writer thread; the file is written there (temp file + rename, `0600` in a `0700`
+//! directory), so a slow disk never delays an answer and a write error never fails one.
+
+use std::collections::VecDeque;
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{now_ms, pid_alive};
+use crate::config::{self, vars};
+use crate::transport::{CallEvent, CallObserver};
+
+/// Repositories kept per record.
+pub const MAX_REPOSITORIES: usize = 16;
+/// Records not updated for this long are swept, whoever wrote them.
+pub const STALE_MS: u64 = 24 * 60 * 60 * 1000;
+/// Client names and versions are cut to this many characters.
+const CLIENT_TEXT_MAX: usize = 128;
+/// A sweep looks at no more entries than this.
+const SWEEP_MAX_ENTRIES: usize = 4096;
+
+/// The file body. The same shape is read back by `agents.presence`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Record {
+    pub schema_version: u32,
+    pub pid: u32,
+    pub session_id: String,
+    pub started_at_ms: u64,
+    pub updated_at_ms: u64,
+    pub client: Client,
+    pub repositories: Vec<RepoUse>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Client {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoUse {
+    pub repo_path: String,
+    pub last_call_at_ms: u64,
+    pub last_tool: String,
+}
+
+/// This process's session id, once presence started (used to recognise our own record).
+static SESSION: OnceLock<String> = OnceLock::new();
+
+/// Our session id, when a presence file is kept.
+pub fn session_id() -> Option<&'static str> {
+    SESSION.get().map(String::as_str)
+}
+
+/// The live presence file of this server.
+pub struct Presence {
+    path: PathBuf,
+    state: Arc<Mutex<State>>,
+    wake: Mutex<Option<Sender<()>>>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct State {
+    record: Record,
+    /// Most recently used first.
+    repos: VecDeque<RepoUse>,
+    /// Set once an accepted call happened: before that there is nothing to publish.
+    publish: bool,
+}
+
+impl Presence {
+    /// Sweeps stale records and prepares ours, unless presence is disabled or there is no
+    /// run directory. Nothing is written until the first accepted call.
+    pub fn start() -> Option<Arc<Presence>> {
+        if config::flag(vars::PRESENCE_DISABLED) {
+            return None;
+        }
+        let dir = super::presence_dir()?;
+        sweep(&dir, now_ms());
+        let session = uuid::Uuid::new_v4().to_string();
+        let _ = SESSION.set(session.clone());
+        let pid = std::process::id();
+        let now = now_ms();
+        let record = Record {
+            schema_version: 1,
+            pid,
+            session_id: session.clone(),
+            started_at_ms: now,
+            updated_at_ms: now,
+            client: Client::default(),
+            repositories: Vec::new(),
+        };
+        let path = dir.join(format!("{pid}-{session}.json"));
+        let state = Arc::new(Mutex::new(State {
+            record,
+            repos: VecDeque::new(),
+            publish: false,
+        }));
+        let (tx, rx) = channel();
+        let writer = {
+            let state = Arc::clone(&state);
+            let path = path.clone();
+            std::thread::Builder::new()
+                .name("presence".into())
+                .spawn(move || writer_loop(&path, &state, &rx))
+                .ok()?
+        };
+        Some(Arc::new(Presence {
+            path,
+            state,
+            wake: Mutex::new(Some(tx)),
+            writer: Mutex::new(Some(writer)),
+        }))
+    }
+
+    /// Where the record is (or will be) written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops the writer and deletes the record (clean exit).
+    pub fn finish(&self) {
+        drop(self.wake.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = writer.join();
+        }
+        let _ = fs::remove_file(&self.path);
+    }
+
+    fn record_call(&self, event: &CallEvent<'_>) {
+        let now = now_ms();
+        let repo_path = event
+            .payload
+            .get("repoPath")
+            .and_then(Value::as_str)
+            .filter(|p| p.starts_with('/') && !p.chars().any(char::is_control));
+        {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.publish = true;
+            state.record.updated_at_ms = now;
+            state.record.client = Client {
+                name: clip(event.client.name.as_deref()),
+                version: clip(event.client.version.as_deref()),
+            };
+            if let Some(repo_path) = repo_path {
+                state.repos.retain(|r| r.repo_path != repo_path);
+                state.repos.push_front(RepoUse {
+                    repo_path: repo_path.to_owned(),
+                    last_call_at_ms: now,
+                    last_tool: event.tool.chars().take(CLIENT_TEXT_MAX).collect(),
+                });
+                state.repos.truncate(MAX_REPOSITORIES);
+            }
+        }
+        if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = wake.send(());
+        }
+    }
+}
+
+impl CallObserver for Presence {
+    fn on_call(&self, event: &CallEvent<'_>) {
+        // Refused and failed calls say nothing about where the client works.
+        if event.known && !event.is_error {
+            self.record_call(event);
+        }
+    }
+}
+
+fn clip(text: Option<&str>) -> Option<String> {
+    text.map(|t| t.chars().take(CLIENT_TEXT_MAX).collect())
+}
+
+fn writer_loop(path: &Path, state: &Mutex<State>, wake: &Receiver<()>) {
+    while wake.recv().is_ok() {
+        // A burst of calls costs one write.
+        while wake.try_recv().is_ok() {}
+        let body = {
+            let state = state.lock().unwrap_or_else(|p| p.into_inner());
+            if !state.publish {
+                continue;
+            }
+            let mut record = state.record.clone();
+            record.repositories = state.repos.iter().cloned().collect();
+            serde_json::to_vec(&record)
+        };
+        if let Ok(body) = body {
+            // Best effort: the next call tries again.
+            let _ = write_atomically(path, &body);
+        }
+    }
+}
+
+/// Creates `dir` (and missing parents) as `0700`, and tightens it if it already exists.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let meta = fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other(
+            "presence directory is not a directory",
+        ));
+    }
+    if meta.mode() & 0o777 != 0o700 && meta.uid() == rustix::process::getuid().as_raw() {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+fn write_atomically(path: &Path, body: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent"))?;
+    private_dir(dir)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("no file name"))?;
+    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    let _ = fs::remove_file(&tmp);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(body)?;
+    drop(file);
+    fs::rename(&tmp, path)
+}
+
+/// Removes records (and leftover temp files) whose writer is gone or that were not
+/// updated for 24 hours. Only regular files with our naming are touched.
+pub fn sweep(dir: &Path, now: u64) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten().take(SWEEP_MAX_ENTRIES) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(stem) = name
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix(".json.tmp"))
+            .or_else(|| name.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let Some(pid) = stem
+            .split_once('-')
+            .and_then(|(p, _)| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let updated = if name.starts_with('.') {
+            mtime_ms(&meta)
+        } else {
+            read_record(&path)
+                .map(|r| r.updated_at_ms)
+                .unwrap_or_else(|| mtime_ms(&meta))
+        };
+        let ours = pid == std::process::id() && session_id().is_some_and(|s| stem.ends_with(s));
+        let stale = now.saturating_sub(updated) > STALE_MS;
+        if !ours && (stale || !pid_alive(pid) || pid == std::process::id()) {
+            let _ = fs::remove_file(&path);
+        }
+    }
+}
+
+fn mtime_ms(meta: &fs::Metadata) -> u64 {
+    (meta.mtime().max(0) as u64) * 1000 + (meta.mtime_nsec().max(0) as u64) / 1_000_000
+}
+
+/// Reads one record, refusing symlinks, non-regular and oversized files.
+pub(crate) fn read_record(path: &Path) -> Option<Record> {
+    let bytes = super::fsread::read_small(path, 256 * 1024)?;
+    let record: Record = serde_json::from_slice(&bytes).ok()?;
+    (record.schema_version == 1).then_some(record)
+}
