@@ -6,5 +6,6 @@
 
 mod common;
 
+mod interop;
 mod protocol;
 mod repo_status;
