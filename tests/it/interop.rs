@@ -101,3 +101,79 @@ fn official_python_sdk_lists_and_calls_every_tool() {
         }
     }
 }
+
+#[test]
+fn raw_results_match_the_sdk_wire_types_of_every_version() {
+    let Some(python) = venv_python() else {
+        return;
+    };
+    let fx = Fixture::new();
+    let repo = fixture_repo(&fx);
+    let ok_args = json!({ "name": "repo.status", "arguments": { "repoPath": repo } });
+    let bad_args = json!({ "name": "repo.status", "arguments": { "repoPath": "relative" } });
+    let mut lines = Vec::new();
+    let mut record = |method: &str, version: &str, reply: Value| {
+        assert!(reply["result"].is_object(), "{method} @ {version}: {reply}");
+        lines.push(
+            json!({ "method": method, "version": version, "result": reply["result"] }).to_string(),
+        );
+    };
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let mut server = fx.server(&[], &[]);
+        let init = server.request_raw(
+            "initialize",
+            json!({ "protocolVersion": version, "capabilities": {}, "clientInfo": { "name": "wire", "version": "1" } }),
+        );
+        record("initialize", version, init);
+        server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        record(
+            "tools/list",
+            version,
+            server.request_raw("tools/list", json!({})),
+        );
+        record(
+            "tools/call",
+            version,
+            server.request_raw("tools/call", ok_args.clone()),
+        );
+        record(
+            "tools/call",
+            version,
+            server.request_raw("tools/call", bad_args.clone()),
+        );
+        record("ping", version, server.request_raw("ping", json!({})));
+    }
+    let modern = "2026-07-28";
+    let mut server = fx.server(&[], &[]);
+    record(
+        "server/discover",
+        modern,
+        server.request("server/discover", json!({})),
+    );
+    record(
+        "tools/list",
+        modern,
+        server.request("tools/list", json!({})),
+    );
+    record("tools/call", modern, server.request("tools/call", ok_args));
+    record("tools/call", modern, server.request("tools/call", bad_args));
+
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/wire_check.py");
+    let mut child = Command::new(&python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = lines.join("\n") + "\n";
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK rejected a result\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), lines.len(), "{stdout}");
+}
