@@ -2,7 +2,8 @@
 //!
 //! Each request runs in its own task with its own cancellation token, so a slow git call
 //! never delays a `ping`, and `notifications/cancelled` kills the git process of the
-//! request it names. One writer task owns stdout; nothing else writes to it.
+//! request it names, which then gets no response. One writer task owns stdout; nothing
+//! else writes to it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
