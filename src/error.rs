@@ -103,6 +103,11 @@ impl ToolError {
                 format!("{program} did not finish within {}s", after.as_secs()),
                 json!({ "command": args, "reason": "timeout", "timeoutMs": after.as_millis() as u64 }),
             ),
+            RunError::Unsupported(reason) => ToolError::new(
+                code::GIT_FAILED,
+                reason.clone(),
+                json!({ "command": args, "reason": reason }),
+            ),
             other => ToolError::new(
                 code::GIT_FAILED,
                 other.to_string(),

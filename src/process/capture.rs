@@ -91,7 +91,11 @@ pub(super) async fn run<S: Sink>(
     let started = Instant::now();
     let path = match (&inv.path, inv.program) {
         (Some(path), _) => path.as_path(),
-        (None, Program::Git) => program::git()?,
+        (None, Program::Git) => {
+            let git = program::git()?;
+            program::ensure_git_version(git).await?;
+            git
+        }
         (None, Program::OpenSpec) => {
             return Err(RunError::NotFound(
                 "the OpenSpec CLI was not located".into(),

@@ -6,6 +6,9 @@ use std::time::Duration;
 pub enum RunError {
     #[error("{0}")]
     NotFound(String),
+    /// The program is there but cannot serve us (git older than we need).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("could not start {program}: {source}")]
     Spawn {
         program: &'static str,

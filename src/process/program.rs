@@ -41,3 +41,68 @@ pub fn git() -> Result<&'static Path, RunError> {
 pub fn on_path(name: &str) -> Option<PathBuf> {
     which::which(name).ok()
 }
+
+/// The oldest git gitward works with: `merge-tree --write-tree` arrived in 2.38.
+pub const GIT_MIN: (u32, u32) = (2, 38);
+
+/// The verdict on the git binary's version: `Err` names a version that is too old.
+/// Only a definite answer is kept; a check that could not run is tried again next time.
+static GIT_CHECKED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+
+/// Checks once, at the first git call, that git is new enough. Done lazily so that
+/// answering `initialize` never waits for a process.
+pub(super) async fn ensure_git_version(path: &Path) -> Result<(), RunError> {
+    let verdict = GIT_CHECKED
+        .get_or_try_init(|| async {
+            let inv = super::Invocation::new(Program::Git)
+                .program_path(path)
+                .arg("--version")
+                .timeout(std::time::Duration::from_secs(10));
+            // Its own token: a caller's cancellation must not decide the verdict for all.
+            let cancel = tokio_util::sync::CancellationToken::new();
+            // Boxed: this runs inside the spawn path it is called from.
+            let out = Box::pin(inv.capture(4096, &cancel)).await?;
+            let text = String::from_utf8_lossy(&out.sink.bytes);
+            Ok::<_, RunError>(git_verdict(text.trim()))
+        })
+        .await?;
+    verdict.clone().map_err(RunError::Unsupported)
+}
+
+/// Judges `git --version` output (`git version 2.43.0`, `git version 2.39.3 (Apple Git-146)`,
+/// `git version 2.45.1.windows.1`).
+fn git_verdict(text: &str) -> Result<(), String> {
+    let number = text.strip_prefix("git version ").unwrap_or(text);
+    let number = number.split_whitespace().next().unwrap_or("");
+    let mut parts = number.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) if (major, minor) >= GIT_MIN => Ok(()),
+        (Some(_), Some(_)) => Err(format!(
+            "git {number} is too old: gitward needs git {}.{} or newer (for merge-tree --write-tree)",
+            GIT_MIN.0, GIT_MIN.1
+        )),
+        _ => Err(format!(
+            "could not read the git version from {text:?}: gitward needs git {}.{} or newer",
+            GIT_MIN.0, GIT_MIN.1
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_verdicts() {
+        assert_eq!(git_verdict("git version 2.38.0"), Ok(()));
+        assert_eq!(git_verdict("git version 2.39.3 (Apple Git-146)"), Ok(()));
+        assert_eq!(git_verdict("git version 2.45.1.windows.1"), Ok(()));
+        assert_eq!(git_verdict("git version 3.0.0"), Ok(()));
+        assert_eq!(
+            git_verdict("git version 2.37.7"),
+            Err("git 2.37.7 is too old: gitward needs git 2.38 or newer (for merge-tree --write-tree)".into())
+        );
+        assert!(git_verdict("hello").unwrap_err().contains("\"hello\""));
+        assert!(git_verdict("").is_err());
+    }
+}

@@ -2,7 +2,8 @@
 //!
 //! Each request runs in its own task with its own cancellation token, so a slow git call
 //! never delays a `ping`, and `notifications/cancelled` kills the git process of the
-//! request it names. One writer task owns stdout; nothing else writes to it.
+//! request it names, which then gets no response. One writer task owns stdout; nothing
+//! else writes to it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -160,20 +161,17 @@ impl Server {
                     Incoming::Invalid(reply) => server.send(&reply),
                     Incoming::Notification { method, params } => server.notify(&method, &params),
                     Incoming::Request { id, method, params } => {
-                        if !has_modern_meta(&params) {
-                            // Answered inline: a ping must never queue behind work, and
-                            // requests after `initialize` must see the negotiated version.
-                            match method.as_str() {
-                                "ping" => {
-                                    server.send(&jsonrpc::result(id, json!({})));
-                                    continue;
-                                }
-                                "initialize" => {
-                                    server.send(&server.initialize(id, &params));
-                                    continue;
-                                }
-                                _ => {}
-                            }
+                        // Answered inline: a ping must never queue behind work, and
+                        // requests after `initialize` must see the negotiated version.
+                        // `initialize` exists only in the legacy era, so it is the
+                        // handshake even when a client stamps the modern envelope on it.
+                        if method == "initialize" {
+                            server.send(&server.initialize(id, &params));
+                            continue;
+                        }
+                        if method == "ping" && !has_modern_meta(&params) {
+                            server.send(&jsonrpc::result(id, json!({})));
+                            continue;
                         }
                         let server = Arc::clone(&server);
                         tasks.spawn(async move { server.request(id, method, params).await });
@@ -222,12 +220,15 @@ impl Server {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let reply = self.dispatch(id, &method, params, cancel).await;
+        let reply = self.dispatch(id, &method, params, cancel.clone()).await;
         self.inflight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&key);
-        if let Some(reply) = reply {
+        // MCP: the receiver of `notifications/cancelled` should not answer the request
+        // it names; the client has already stopped waiting for it.
+        let cancelled_by_client = cancel.is_cancelled() && !self.shutdown.is_cancelled();
+        if let Some(reply) = reply.filter(|_| !cancelled_by_client) {
             self.send(&reply);
         }
     }
@@ -237,7 +238,22 @@ impl Server {
         let meta_obj = params.get("_meta").and_then(Value::as_object);
         if let Some(requested) = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION)) {
             let meta_obj = meta_obj.expect("checked above");
-            let Some(version) = requested.as_str().and_then(Version::parse) else {
+            if !requested.is_string() {
+                return Err(invalid_params(
+                    id,
+                    format!(
+                        "params._meta[\"{}\"] must be a string",
+                        meta::PROTOCOL_VERSION
+                    ),
+                ));
+            }
+            // The per-request envelope belongs to the modern era; a handshake-era
+            // version is reached through `initialize`, never through `_meta`.
+            let Some(version) = requested
+                .as_str()
+                .and_then(Version::parse)
+                .filter(|v| v.is_modern())
+            else {
                 return Err(jsonrpc::error(
                     id.clone(),
                     code::UNSUPPORTED_VERSION,
@@ -245,10 +261,9 @@ impl Server {
                     Some(json!({ "supported": Version::supported(), "requested": requested })),
                 ));
             };
-            if version.is_modern()
-                && !meta_obj
-                    .get(meta::CLIENT_CAPABILITIES)
-                    .is_some_and(Value::is_object)
+            if !meta_obj
+                .get(meta::CLIENT_CAPABILITIES)
+                .is_some_and(Value::is_object)
             {
                 return Err(invalid_params(
                     id,
