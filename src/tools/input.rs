@@ -10,15 +10,32 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 
-/// The schema of `T` with every sub-schema inlined, as MCP hosts expect.
+/// The schema of an input type: what a caller may send, sub-schemas inlined as MCP hosts
+/// expect.
 pub fn schema_of<T: JsonSchema>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
+    schema(
+        SchemaSettings::draft2020_12().for_deserialize(),
+        T::json_schema,
+    )
+}
+
+/// The schema of an output type: what we send. Serialization rules apply, so a field
+/// skipped when empty is not `required`.
+pub fn output_schema_of<T: JsonSchema>() -> Value {
+    schema(
+        SchemaSettings::draft2020_12().for_serialize(),
+        T::json_schema,
+    )
+}
+
+fn schema(settings: SchemaSettings, of: fn(&mut SchemaGenerator) -> Schema) -> Value {
+    let mut generator = settings
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
         .into_generator();
-    let mut value = generator.into_root_schema_for::<T>().to_value();
+    let mut value = of(&mut generator).to_value();
     if let Some(obj) = value.as_object_mut() {
         obj.remove("title");
     }

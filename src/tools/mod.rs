@@ -130,7 +130,7 @@ impl ToolDef {
             toolset: T::TOOLSET,
             annotations: T::ANNOTATIONS,
             input_schema: input::schema_of::<T::Input>(),
-            output_schema: input::schema_of::<T::Output>(),
+            output_schema: input::output_schema_of::<T::Output>(),
             invoke: |ctx, args| {
                 Box::pin(async move {
                     let input = input::parse::<T::Input>(args)?;

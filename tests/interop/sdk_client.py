@@ -40,6 +40,9 @@ VALUES = {
     "previewId": "00000000-0000-4000-8000-000000000000",
     "changeName": "interop-check",
     "name": "interop-check",
+    "since": "2020-01-01T00:00:00Z",
+    "goal": "Check that every tool answers the official client.",
+    "slug": "interop-check",
 }
 
 
