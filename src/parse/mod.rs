@@ -22,7 +22,6 @@ pub mod stash;
 pub mod status_v2;
 pub mod submodule;
 pub mod worktree;
-pub mod worktree_list;
 
 use crate::process::{Flow, Sink};
 
