@@ -8,7 +8,6 @@
 pub mod cat_file_batch;
 pub mod codeowners;
 pub mod config;
-pub mod conflict_names;
 pub mod diff_tree;
 pub mod for_each_ref;
 pub mod log;
