@@ -126,6 +126,17 @@ impl<P: RecordParser> Sink for Records<P> {
     }
 }
 
+/// A `--format=` argument with `nul` after every field: `%x00` for the pretty formats
+/// of log and reflog, `%00` for for-each-ref.
+pub(crate) fn format_arg(fields: &[&str], nul: &str) -> String {
+    let mut out = String::from("--format=");
+    for field in fields {
+        out.push_str(field);
+        out.push_str(nul);
+    }
+    out
+}
+
 pub(crate) fn utf8(bytes: &[u8], offset: usize, what: &str) -> Result<String, ParseError> {
     String::from_utf8(bytes.to_vec())
         .map_err(|_| ParseError::new(offset, format!("{what} is not UTF-8")))
