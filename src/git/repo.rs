@@ -217,6 +217,14 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
     let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
     let disarm = match drivers {
         Ok(found) if found.success() => disarm_drivers(&found.sink.bytes),
+        // A cut list would leave the rest armed: refuse rather than run them.
+        Ok(found) if found.sink.truncated => {
+            return Err(ToolError::git(
+                &args(&["git", "config"]),
+                found.code,
+                "the configuration defines more filter and merge drivers than can be disarmed",
+            ));
+        }
         // Exit 1 means no driver is defined; anything else we treat the same way, since
         // config problems surface in the real command that follows.
         _ => Vec::new(),
