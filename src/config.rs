@@ -68,7 +68,7 @@ pub struct Config {
     pub toolsets: Vec<Toolset>,
     /// The gateway address as configured (first set of the three variables), unchecked.
     pub gateway_addr: Option<String>,
-    /// `FLUXGIT_RUN_DIR`, else `$HOME/.local/share/FluxGit/run`.
+    /// The run directory, as [`run_dir`] works it out.
     pub run_dir: Option<PathBuf>,
     /// The frozen workspace of the spec tools; `None` hides them.
     pub workspace: Option<std::sync::Arc<crate::specs::workspace::Workspace>>,
@@ -113,17 +113,10 @@ impl Config {
             .iter()
             .filter_map(|name| std::env::var(name).ok())
             .find(|v| !v.trim().is_empty());
-        let run_dir = std::env::var_os(vars::RUN_DIR)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(|home| PathBuf::from(home).join(".local/share/FluxGit/run"))
-            });
         Ok(Config {
             allowed_roots,
             gateway_addr,
-            run_dir,
+            run_dir: run_dir(),
             ..Config::default()
         })
     }
@@ -143,12 +136,15 @@ pub fn flag(name: &str) -> bool {
     std::env::var_os(name).is_some()
 }
 
-/// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform.
+/// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform
+/// under an absolute `HOME` (a relative one would move with the working directory).
 pub fn run_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
-    let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())?;
     Some(if cfg!(target_os = "macos") {
         home.join("Library/Application Support/FluxGit/run")
     } else {

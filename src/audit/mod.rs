@@ -76,7 +76,7 @@ impl AuditConfig {
         };
         let path = match std::env::var_os(vars::AUDIT_LOG).filter(|p| !p.is_empty()) {
             Some(path) => PathBuf::from(path),
-            None => run_dir()
+            None => config::run_dir()
                 .ok_or(AuditError::NoLocation)?
                 .join("audit")
                 .join("mcp.jsonl"),
@@ -91,18 +91,5 @@ impl AuditConfig {
             signer,
             rotate_bytes,
         }))
-    }
-}
-
-/// The FluxGit run directory: `FLUXGIT_RUN_DIR`, else the platform's per-user data place.
-pub fn run_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    let home = PathBuf::from(std::env::var_os("HOME").filter(|h| !h.is_empty())?);
-    if cfg!(target_os = "macos") {
-        Some(home.join("Library/Application Support/FluxGit/run"))
-    } else {
-        Some(home.join(".local/share/FluxGit/run"))
     }
 }

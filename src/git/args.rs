@@ -17,6 +17,11 @@ pub const MAX_PATH_LEN: usize = 4096;
 pub struct Rev(String);
 
 impl Rev {
+    /// An optional argument: absent stays `None`, present must be valid.
+    pub fn parse_opt(field: &str, value: Option<&str>) -> Result<Option<Rev>, ToolError> {
+        value.map(|v| Rev::parse(field, v)).transpose()
+    }
+
     pub fn parse(field: &str, value: &str) -> Result<Rev, ToolError> {
         if value.is_empty() {
             return Err(ToolError::invalid(field, "must not be empty"));
@@ -93,6 +98,11 @@ impl std::fmt::Display for Oid {
 pub struct RepoRelPath(String);
 
 impl RepoRelPath {
+    /// An optional argument: absent stays `None`, present must be valid.
+    pub fn parse_opt(field: &str, value: Option<&str>) -> Result<Option<RepoRelPath>, ToolError> {
+        value.map(|v| RepoRelPath::parse(field, v)).transpose()
+    }
+
     pub fn parse(field: &str, value: &str) -> Result<RepoRelPath, ToolError> {
         let trimmed = value.trim_end_matches('/');
         if trimmed.is_empty() || trimmed == "." {

@@ -5,6 +5,7 @@
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
+pub mod merge;
 pub mod repo;
 pub mod write;
 

@@ -39,7 +39,8 @@ pub struct Repo {
     pub common_dir: PathBuf,
     pub bare: bool,
     pub object_format: ObjectFormat,
-    /// `-c` overrides that disarm filter drivers defined by the repository's own config.
+    /// `-c` overrides that disarm filter drivers defined by the repository's own config
+    /// and merge drivers defined by any config.
     pub(crate) disarm: Vec<OsString>,
 }
 
@@ -157,21 +158,22 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
         ])
         .capture(64 * 1024, cancel);
     // Filter drivers the repository itself defines (local and worktree scope) are the
-    // ones that could run a program during `status` or `diff`; each gets disarmed.
-    let filters = Invocation::new(Program::Git)
+    // ones that could run a program during `status` or `diff`; merge drivers of any scope
+    // could run one during `merge-tree`. Each gets disarmed.
+    let drivers = Invocation::new(Program::Git)
         .dir(dir)
         .args([
             "--no-optional-locks",
             "config",
-            "--local",
+            "--show-scope",
             "--includes",
             "--null",
             "--name-only",
             "--get-regexp",
-            r"^filter\.",
+            r"^filter\.|^merge\..+\.driver$",
         ])
         .capture(256 * 1024, cancel);
-    let (layout, filters) = tokio::join!(layout, filters);
+    let (layout, drivers) = tokio::join!(layout, drivers);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let layout = layout.map_err(|e| ToolError::from_run(&args(&["git", "rev-parse"]), e))?;
     let text = String::from_utf8_lossy(&layout.sink.bytes);
@@ -213,9 +215,17 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
     let worktree = (!bare).then(|| lines.get(4).map(PathBuf::from)).flatten();
     let git_dir = PathBuf::from(git_dir);
     let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
-    let disarm = match filters {
-        Ok(found) if found.success() => disarm_filters(&found.sink.bytes),
-        // Exit 1 means no filter is defined; anything else we treat the same way, since
+    let disarm = match drivers {
+        Ok(found) if found.success() => disarm_drivers(&found.sink.bytes),
+        // A cut list would leave the rest armed: refuse rather than run them.
+        Ok(found) if found.sink.truncated => {
+            return Err(ToolError::git(
+                &args(&["git", "config"]),
+                found.code,
+                "the configuration defines more filter and merge drivers than can be disarmed",
+            ));
+        }
+        // Exit 1 means no driver is defined; anything else we treat the same way, since
         // config problems surface in the real command that follows.
         _ => Vec::new(),
     };
@@ -230,27 +240,43 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
     })
 }
 
-/// `-c filter.<driver>.<key>=` overrides for every driver named in `names`
-/// (NUL-separated config keys such as `filter.lfs.clean`).
-fn disarm_filters(names: &[u8]) -> Vec<OsString> {
-    let mut drivers: Vec<&str> = names
+/// `-c` overrides for the drivers named in `found`: NUL-separated pairs of scope and
+/// config key, such as `local` and `filter.lfs.clean`. A filter counts only when the
+/// repository defines it (the user's own filters, LFS say, keep shaping what git shows);
+/// a merge driver counts wherever it is defined.
+fn disarm_drivers(found: &[u8]) -> Vec<OsString> {
+    let items: Vec<&str> = found
         .split(|b| *b == 0)
-        .filter_map(|k| std::str::from_utf8(k).ok())
-        .filter_map(|k| k.strip_prefix("filter."))
-        .filter_map(|k| k.rsplit_once('.').map(|(driver, _)| driver))
+        .map(|k| std::str::from_utf8(k).unwrap_or(""))
         .collect();
-    drivers.sort_unstable();
-    drivers.dedup();
-    drivers
-        .into_iter()
-        .flat_map(|d| {
-            // An empty command makes git skip the filter; `required=false` keeps it from
-            // then refusing to continue.
-            ["clean", "smudge", "process"]
-                .into_iter()
-                .map(move |key| format!("filter.{d}.{key}="))
-                .chain(std::iter::once(format!("filter.{d}.required=false")))
-        })
+    let mut filters: Vec<&str> = Vec::new();
+    let mut merges: Vec<&str> = Vec::new();
+    for pair in items.chunks_exact(2) {
+        let [scope, key] = [pair[0], pair[1]];
+        if let Some(rest) = key.strip_prefix("filter.") {
+            if matches!(scope, "local" | "worktree") {
+                filters.extend(rest.rsplit_once('.').map(|(driver, _)| driver));
+            }
+        } else if key.starts_with("merge.") && key.ends_with(".driver") {
+            merges.push(key);
+        }
+    }
+    filters.sort_unstable();
+    filters.dedup();
+    merges.sort_unstable();
+    merges.dedup();
+    let filters = filters.into_iter().flat_map(|d| {
+        // An empty command makes git skip the filter; `required=false` keeps it from
+        // then refusing to continue.
+        ["clean", "smudge", "process"]
+            .into_iter()
+            .map(move |key| format!("filter.{d}.{key}="))
+            .chain(std::iter::once(format!("filter.{d}.required=false")))
+    });
+    // Without a command the driver cannot run; git reports the path as conflicted.
+    let merges = merges.into_iter().map(|key| format!("{key}="));
+    filters
+        .chain(merges)
         .flat_map(|kv| [OsString::from("-c"), OsString::from(kv)])
         .collect()
 }
@@ -261,7 +287,10 @@ mod tests {
 
     #[test]
     fn every_repository_defined_filter_is_disarmed() {
-        let args = disarm_filters(b"filter.evil.clean\0filter.evil.smudge\0filter.a.b.process\0");
+        let args = disarm_drivers(
+            b"local\0filter.evil.clean\0worktree\0filter.evil.smudge\0local\0filter.a.b.process\0\
+global\0filter.lfs.clean\0global\0merge.theirs.driver\0local\0merge.evil.driver\0",
+        );
         let text: Vec<_> = args
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
@@ -269,6 +298,9 @@ mod tests {
         assert!(text.contains(&"filter.evil.clean=".to_owned()));
         assert!(text.contains(&"filter.evil.required=false".to_owned()));
         assert!(text.contains(&"filter.a.b.process=".to_owned()));
-        assert_eq!(text.iter().filter(|a| *a == "-c").count(), 8);
+        assert!(!text.iter().any(|a| a.starts_with("filter.lfs.")));
+        assert!(text.contains(&"merge.evil.driver=".to_owned()));
+        assert!(text.contains(&"merge.theirs.driver=".to_owned()));
+        assert_eq!(text.iter().filter(|a| *a == "-c").count(), 10);
     }
 }

@@ -19,12 +19,7 @@ use crate::process::Flow;
 
 /// The `--format=` argument for `fields` (placeholders such as `%(refname)`).
 pub fn format(fields: &[&str]) -> String {
-    let mut out = String::from("--format=");
-    for field in fields {
-        out.push_str(field);
-        out.push_str("%00");
-    }
-    out
+    super::format_arg(fields, "%00")
 }
 
 /// Receives each ref's fields, in the order they were asked for.

@@ -26,12 +26,7 @@ const FIELDS: [&str; 10] = [
 
 /// The `--format=` argument this parser reads.
 pub fn format() -> String {
-    let mut out = String::from("--format=");
-    for field in FIELDS {
-        out.push_str(field);
-        out.push_str("%x00");
-    }
-    out
+    super::format_arg(&FIELDS, "%x00")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,6 @@
 pub mod cat_file_batch;
 pub mod codeowners;
 pub mod config;
-pub mod conflict_names;
 pub mod diff_tree;
 pub mod for_each_ref;
 pub mod log;
@@ -22,7 +21,6 @@ pub mod stash;
 pub mod status_v2;
 pub mod submodule;
 pub mod worktree;
-pub mod worktree_list;
 
 use crate::process::{Flow, Sink};
 
@@ -126,6 +124,17 @@ impl<P: RecordParser> Sink for Records<P> {
         self.pending.extend_from_slice(rest);
         Flow::More
     }
+}
+
+/// A `--format=` argument with `nul` after every field: `%x00` for the pretty formats
+/// of log and reflog, `%00` for for-each-ref.
+pub(crate) fn format_arg(fields: &[&str], nul: &str) -> String {
+    let mut out = String::from("--format=");
+    for field in fields {
+        out.push_str(field);
+        out.push_str(nul);
+    }
+    out
 }
 
 pub(crate) fn utf8(bytes: &[u8], offset: usize, what: &str) -> Result<String, ParseError> {

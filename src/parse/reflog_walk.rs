@@ -22,12 +22,7 @@ const FIELDS: [&str; 5] = ["%H", "%gD", "%gn", "%ge", "%gs"];
 
 /// The `--format=` argument this parser reads (use with `--date=raw` and `-z`).
 pub fn format() -> String {
-    let mut out = String::from("--format=");
-    for field in FIELDS {
-        out.push_str(field);
-        out.push_str("%x00");
-    }
-    out
+    super::format_arg(&FIELDS, "%x00")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

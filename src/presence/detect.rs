@@ -303,7 +303,7 @@ impl Scope {
             worktrees,
             common_dir: common.clone(),
             home: super::home(),
-            run_dir: super::run_dir(),
+            run_dir: crate::config::run_dir(),
             now_ms: super::now_ms(),
             meter: Meter::new(deadline),
             caller_client: None,

@@ -15,8 +15,6 @@ mod stores;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::config::vars;
-
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -31,22 +29,9 @@ pub(crate) fn home() -> Option<PathBuf> {
         .filter(|h| h.is_absolute())
 }
 
-/// `FLUXGIT_RUN_DIR`, else the FluxGit desktop's run directory under the home.
-pub fn run_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    let home = home()?;
-    Some(if cfg!(target_os = "macos") {
-        home.join("Library/Application Support/FluxGit/run")
-    } else {
-        home.join(".local/share/FluxGit/run")
-    })
-}
-
 /// The directory holding one presence record per running server.
 pub fn presence_dir() -> Option<PathBuf> {
-    Some(run_dir()?.join("presence").join("mcp"))
+    Some(crate::config::run_dir()?.join("presence").join("mcp"))
 }
 
 /// Whether a process with this id exists on this host (ours or another user's).

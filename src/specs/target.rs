@@ -6,6 +6,7 @@
 //! main match; two linked matches are ambiguous. Callers never pass a path: targets are
 //! only ever computed here from a folder id and a change name.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,7 +19,7 @@ use super::workspace::{Folder, Workspace};
 use crate::config::Config;
 use crate::git::{Git, Repo, repo};
 use crate::parse::Records;
-use crate::parse::worktree_list::WorktreeList;
+use crate::parse::worktree::Worktrees;
 use crate::process::CancellationToken;
 
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
@@ -188,7 +189,7 @@ pub async fn linked_worktrees(
 ) -> Result<Vec<PathBuf>, SpecError> {
     let done = Git::new(repo, cancel)
         .cmd(["worktree", "list", "--porcelain", "-z"])
-        .stream(Records::new(WorktreeList::default()))
+        .stream(Records::new(Worktrees::new(usize::MAX)))
         .await
         .map_err(|e| {
             SpecError::new(
@@ -203,10 +204,10 @@ pub async fn linked_worktrees(
         .map_err(|e| SpecError::new("WorkspaceError", "MCP_WORKTREE_LIST_FAILED", e.to_string()))?;
     let mut out = Vec::new();
     for wt in list.worktrees {
-        if wt.bare || wt.prunable {
+        if wt.bare || wt.prunable.is_some() {
             continue;
         }
-        let Ok(canonical) = std::fs::canonicalize(&wt.path) else {
+        let Ok(canonical) = std::fs::canonicalize(std::ffi::OsStr::from_bytes(&wt.path)) else {
             continue;
         };
         if canonical != main && !out.contains(&canonical) {

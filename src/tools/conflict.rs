@@ -18,6 +18,7 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::merge::Scratch;
 use crate::git::{Git, ObjectFormat, Oid, Repo, Rev, repo};
 use crate::model::PathText;
 use crate::parse::cat_file_batch::{Answer, Batch};
@@ -206,7 +207,7 @@ impl Tool for Preflight {
                 );
             }
             Some(_) => {
-                let scratch = Scratch::new(&repo, &git).await?;
+                let scratch = Scratch::new(&repo)?;
                 match input.mode {
                     Mode::Merge => {
                         let merged =
@@ -354,75 +355,6 @@ fn empty_tree(format: ObjectFormat) -> String {
     }
 }
 
-/// A temporary object directory for `merge-tree` to write into, removed on drop.
-struct Scratch {
-    dir: tempfile::TempDir,
-    alternates: std::ffi::OsString,
-    /// `-c merge.<driver>.driver=` for each merge driver configuration defines.
-    disarm: Vec<String>,
-}
-
-impl Scratch {
-    async fn new(repo: &Repo, git: &Git<'_>) -> Result<Scratch, ToolError> {
-        let disarm = disarm_merge_drivers(git).await?;
-        let dir = tempfile::Builder::new()
-            .prefix("gitward-merge-")
-            .tempdir()
-            .map_err(|e| ToolError::internal(format!("cannot create a scratch directory: {e}")))?;
-        Ok(Scratch {
-            dir,
-            alternates: alternate_entry(&repo.common_dir.join("objects")),
-            disarm,
-        })
-    }
-}
-
-/// One entry of `GIT_ALTERNATE_OBJECT_DIRECTORIES`, C-quoted when it holds the list
-/// separator or starts with a quote (git unquotes entries that start with `"`).
-fn alternate_entry(path: &Path) -> std::ffi::OsString {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let bytes = path.as_os_str().as_bytes();
-    if !bytes.contains(&b':') && bytes.first() != Some(&b'"') {
-        return path.as_os_str().to_owned();
-    }
-    let mut out = vec![b'"'];
-    for b in bytes {
-        match b {
-            b'"' | b'\\' => out.extend_from_slice(&[b'\\', *b]),
-            _ => out.push(*b),
-        }
-    }
-    out.push(b'"');
-    std::ffi::OsString::from_vec(out)
-}
-
-/// Merge drivers any configuration scope defines, disarmed: git then cannot start the
-/// driver's command and reports the path as conflicted.
-async fn disarm_merge_drivers(git: &Git<'_>) -> Result<Vec<String>, ToolError> {
-    let out = git
-        .cmd([
-            "config",
-            "--includes",
-            "--null",
-            "--name-only",
-            "--get-regexp",
-            r"^merge\..+\.driver$",
-        ])
-        .capture_allowing(256 * 1024, &[0, 1])
-        .await?;
-    let mut args: Vec<String> = out
-        .sink
-        .bytes
-        .split(|b| *b == 0)
-        .filter(|k| !k.is_empty())
-        .filter_map(|k| std::str::from_utf8(k).ok())
-        .map(|k| format!("{k}="))
-        .collect();
-    args.sort_unstable();
-    args.dedup();
-    Ok(args)
-}
-
 /// What `merge-tree` said: its parsed output and its verdict (exit 0 or 1).
 struct Merged {
     tree: MergeTree,
@@ -438,20 +370,13 @@ async fn merge_tree(
     theirs: &Oid,
     max: usize,
 ) -> Result<Merged, ToolError> {
-    let mut argv: Vec<String> = Vec::new();
-    for kv in &scratch.disarm {
-        argv.push("-c".into());
-        argv.push(kv.clone());
-    }
-    argv.extend(["merge-tree".into(), "--write-tree".into(), "-z".into()]);
+    let mut argv: Vec<String> = vec!["-z".into()];
     if let Some(base) = base {
         argv.push(format!("--merge-base={base}"));
     }
     argv.extend([ours.to_string(), theirs.to_string()]);
     let done = git
-        .cmd(argv)
-        .env("GIT_OBJECT_DIRECTORY", scratch.dir.path())
-        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &scratch.alternates)
+        .merge_tree(scratch, argv)
         .stream_allowing(Records::new(MergeTree::new(max)), &[0, 1])
         .await?;
     let complete = !done.stopped_early;
@@ -966,17 +891,5 @@ mod tests {
     fn lookalikes_are_not_markers() {
         let (regions, _) = marker_regions(b"<<<<<<<< eight\n======= x\n<<<<<<x\n");
         assert!(regions.is_empty());
-    }
-
-    #[test]
-    fn alternates_are_quoted_only_when_needed() {
-        assert_eq!(
-            alternate_entry(Path::new("/r/.git/objects")),
-            "/r/.git/objects"
-        );
-        assert_eq!(
-            alternate_entry(Path::new("/a:b/\"q\\/objects")),
-            "\"/a:b/\\\"q\\\\/objects\""
-        );
     }
 }

@@ -90,10 +90,6 @@ pub struct DiffTextData {
     pub binary_files_truncated: bool,
 }
 
-fn rev(field: &str, value: Option<&str>) -> Result<Option<Rev>, ToolError> {
-    value.map(|v| Rev::parse(field, v)).transpose()
-}
-
 impl Tool for DiffText {
     type Input = DiffTextInput;
     type Output = Local<DiffTextData>;
@@ -105,13 +101,9 @@ impl Tool for DiffText {
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: DiffTextInput) -> Result<Self::Output, ToolError> {
-        let base = rev("base", input.base.as_deref())?;
-        let head = rev("head", input.head.as_deref())?;
-        let path = input
-            .path
-            .as_deref()
-            .map(|p| RepoRelPath::parse("path", p))
-            .transpose()?;
+        let base = Rev::parse_opt("base", input.base.as_deref())?;
+        let head = Rev::parse_opt("head", input.head.as_deref())?;
+        let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
         if base.is_some() && head.is_some() && input.staged {
             return Err(ToolError::invalid(
                 "staged",

@@ -694,16 +694,8 @@ impl Tool for History {
 
     async fn call(ctx: CallCtx, input: HistoryInput) -> Result<Self::Output, ToolError> {
         let cursor = input.cursor.as_deref().map(decode_cursor).transpose()?;
-        let rev = input
-            .ref_name
-            .as_deref()
-            .map(|r| Rev::parse("ref", r))
-            .transpose()?;
-        let path = input
-            .path
-            .as_deref()
-            .map(|p| RepoRelPath::parse("path", p))
-            .transpose()?;
+        let rev = Rev::parse_opt("ref", input.ref_name.as_deref())?;
+        let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel);
         let limit = input.limit.get();

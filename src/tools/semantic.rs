@@ -78,21 +78,9 @@ struct Request {
 }
 
 async fn prepare(ctx: &CallCtx, input: SemanticInput) -> Result<Request, ToolError> {
-    let base = input
-        .base
-        .as_deref()
-        .map(|b| Rev::parse("base", b))
-        .transpose()?;
-    let head = input
-        .head
-        .as_deref()
-        .map(|h| Rev::parse("head", h))
-        .transpose()?;
-    let path = input
-        .path
-        .as_deref()
-        .map(|p| RepoRelPath::parse("path", p))
-        .transpose()?;
+    let base = Rev::parse_opt("base", input.base.as_deref())?;
+    let head = Rev::parse_opt("head", input.head.as_deref())?;
+    let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
     if let Some(id) = &input.repo_id
         && (id.is_empty() || id.len() > 256 || id.chars().any(char::is_control))
     {

@@ -104,11 +104,7 @@ impl Tool for Status {
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: SubmoduleInput) -> Result<Self::Output, ToolError> {
-        let filter = input
-            .path
-            .as_deref()
-            .map(|p| RepoRelPath::parse("path", p))
-            .transpose()?;
+        let filter = RepoRelPath::parse_opt("path", input.path.as_deref())?;
         let top = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         top.require_worktree()?;
         let mut found: Vec<Submodule> = Vec::new();

@@ -194,11 +194,7 @@ impl Tool for Changes {
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: ChangesInput) -> Result<Self::Output, ToolError> {
-        let path = input
-            .path
-            .as_deref()
-            .map(|p| RepoRelPath::parse("path", p))
-            .transpose()?;
+        let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         repo.require_worktree()?;
         let git = Git::new(&repo, &ctx.cancel);

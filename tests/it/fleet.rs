@@ -708,8 +708,14 @@ fn radar_never_runs_a_repository_merge_driver() {
     fx.git(&repo, &["fetch", "-q"]);
     let result = fx.call("fleet.radar", json!({ "repoPath": repo }));
     let entry = &result["data"]["entries"][0];
-    // Without the guard, merge-tree runs the driver (checked by hand with git 2.47).
+    // Without the disarming, merge-tree runs the driver (checked by hand with git 2.47).
     assert!(!marker.exists(), "a repository-defined merge driver ran");
-    assert_eq!(entry["status"], "divergent", "{entry}");
-    assert!(entry["potentialConflictSkipped"].is_string(), "{entry}");
+    // The disarmed driver cannot merge, so the path is predicted to conflict.
+    assert_eq!(entry["status"], "potential_conflict", "{entry}");
+    assert_eq!(
+        entry["potentialConflictPaths"],
+        json!(["shared.txt"]),
+        "{entry}"
+    );
+    assert!(entry["potentialConflictSkipped"].is_null(), "{entry}");
 }

@@ -152,3 +152,70 @@ fn a_hostile_repository_runs_nothing_and_changes_nothing() {
     fx.git(&repo, &["diff", "--ext-diff"]);
     assert!(marker.exists(), "the hostile configuration is live");
 }
+
+#[test]
+fn a_filter_defined_in_worktree_config_never_runs() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, ".gitattributes", "* filter=evil\n");
+    fx.commit(&repo, "a.txt", "one\n", "first");
+    let marker = fx.path("ran-something");
+    let bin = fx.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = marker_script(&bin, "evil", &marker);
+    fx.git(&repo, &["config", "extensions.worktreeConfig", "true"]);
+    fx.git(
+        &repo,
+        &[
+            "config",
+            "--worktree",
+            "filter.evil.clean",
+            script.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(repo.join("a.txt"), "one\ntwo\n").unwrap();
+
+    let result = fx.call("diff.text", json!({ "repoPath": repo }));
+    assert!(result.get("error").is_none(), "{result}");
+    assert!(
+        result["data"]["diff"].as_str().unwrap().contains("+two"),
+        "{result}"
+    );
+    assert!(!marker.exists(), "a worktree-scoped filter ran");
+
+    // The same git, run plainly, does run the filter: the test can tell.
+    fx.git(&repo, &["diff"]);
+    assert!(marker.exists(), "the worktree filter is live");
+}
+
+#[test]
+fn too_many_drivers_to_disarm_is_an_error_not_a_run() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, ".gitattributes", "* filter=evil\n");
+    fx.commit(&repo, "a.txt", "one\n", "first");
+    let marker = fx.path("ran-something");
+    let bin = fx.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = marker_script(&bin, "evil", &marker);
+    // Enough decoy drivers that their names overflow the list read to disarm them, with
+    // the real one last.
+    let mut config = std::fs::read_to_string(repo.join(".git/config")).unwrap();
+    for i in 0..12_000 {
+        config.push_str(&format!("[filter \"decoy{i:05}\"]\n\tclean = cat\n"));
+    }
+    config.push_str(&format!(
+        "[filter \"evil\"]\n\tclean = {}\n",
+        script.display()
+    ));
+    std::fs::write(repo.join(".git/config"), config).unwrap();
+    std::fs::write(repo.join("a.txt"), "one\ntwo\n").unwrap();
+
+    let result = fx.call("diff.text", json!({ "repoPath": repo }));
+    assert!(result.get("error").is_some(), "{result}");
+    assert!(!marker.exists(), "a filter ran");
+
+    // The same git, run plainly, does run the filter: the test can tell.
+    fx.git(&repo, &["diff"]);
+    assert!(marker.exists(), "the filter is live");
+}

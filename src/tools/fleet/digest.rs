@@ -409,7 +409,7 @@ fn dedup(paths: Vec<String>) -> Vec<String> {
 /// FluxGit's registered repositories inside the allowed roots, sorted, at most
 /// [`MAX_REPOS`]; the flag says whether more were left out.
 fn registered(config: &Config) -> (Vec<String>, bool) {
-    let Some(dir) = crate::config::run_dir().map(|d| d.join("repos")) else {
+    let Some(dir) = config.run_dir.as_ref().map(|d| d.join("repos")) else {
         return (Vec::new(), false);
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {

@@ -9,7 +9,7 @@
 //! temporary object directory (the repository's own objects serve as an alternate) that
 //! is deleted afterwards: the repository is left exactly as it was. Nothing is fetched.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -18,9 +18,10 @@ use serde::{Deserialize, Serialize};
 use super::{Fleet, bounded, check_paths, reason};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
+use crate::git::merge::Scratch;
 use crate::git::{Git, Repo, repo};
 use crate::parse::Records;
-use crate::parse::conflict_names::ConflictNames;
+use crate::parse::merge_tree::MergeTree;
 use crate::parse::status_v2;
 use crate::process::CancellationToken;
 use crate::tools::input::Bounded;
@@ -439,14 +440,10 @@ async fn look(
     }
     let diverged = matches!(b.ahead_behind, Some((a, b)) if a > 0 && b > 0);
     if diverged && !entry.conflict_active {
-        if let Some(why) = merge_drivers_possible(&repo) {
-            entry.potential_conflict_skipped = Some(why);
-        } else {
-            // A failed prediction (an old git without `merge-tree --write-tree`, say) only
-            // loses the prediction, not the repository's status.
-            if predict_merge(&git, &repo, entry).await.is_err() {
-                entry.potential_conflict_skipped = Some("git could not predict the merge");
-            }
+        // A failed prediction (an old git without `merge-tree --write-tree`, say) only
+        // loses the prediction, not the repository's status.
+        if predict_merge(&git, &repo, entry).await.is_err() {
+            entry.potential_conflict_skipped = Some("git could not predict the merge");
         }
     }
     Ok(())
@@ -476,82 +473,37 @@ fn operation(git_dir: &Path) -> Option<&'static str> {
     }
 }
 
-/// A merge may run a program when the repository's own config defines a merge driver;
-/// includes could hide one. In either case we skip the prediction rather than risk it.
-fn merge_drivers_possible(repo: &Repo) -> Option<&'static str> {
-    for file in [
-        repo.common_dir.join("config"),
-        repo.git_dir.join("config.worktree"),
-    ] {
-        let text = std::fs::read(&file).unwrap_or_default();
-        let text = String::from_utf8_lossy(&text).to_ascii_lowercase();
-        if text.contains("[merge") {
-            return Some("the repository's config defines merge settings that could run a program");
-        }
-        if text.contains("[include") {
-            return Some("the repository's config includes other files");
-        }
-    }
-    None
-}
-
-/// Would merging the upstream conflict? Objects merge-tree writes go to a temporary
-/// object directory, deleted on return.
+/// Would merging the upstream conflict? merge-tree writes nothing to the repository.
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
-    let scratch = Scratch::new().map_err(|e| format!("temporary object directory: {e}"))?;
+    let scratch = Scratch::new(repo).map_err(|e| e.message)?;
     let done = git
-        .cmd([
-            "merge-tree",
-            "--write-tree",
-            "--name-only",
-            "--no-messages",
-            "-z",
-            "--end-of-options",
-            "HEAD",
-            "@{upstream}",
-        ])
-        .env("GIT_OBJECT_DIRECTORY", &scratch.0)
-        .env(
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-            repo.common_dir.join("objects"),
+        .merge_tree(
+            &scratch,
+            [
+                "--no-messages",
+                "-z",
+                "--end-of-options",
+                "HEAD",
+                "@{upstream}",
+            ],
         )
-        .stream_allowing(
-            Records::new(ConflictNames::new(MAX_CONFLICT_PATHS)),
-            &[0, 1],
-        )
+        .stream_allowing(Records::new(MergeTree::new(MAX_CONFLICT_PATHS)), &[0, 1])
         .await
         .map_err(|e| e.message)?;
-    let names = done
+    let merged = done
         .sink
         .finish(!done.stopped_early)
         .map_err(|e| e.to_string())?;
+    let conflicts = &merged.stages;
     entry.potential_conflict_target = entry.upstream.clone();
-    entry.potential_conflict_count = names.total;
-    entry.potential_conflict_active = names.total > 0;
-    entry.potential_conflict_paths = names
-        .paths
+    entry.potential_conflict_count = conflicts.unmerged_total;
+    entry.potential_conflict_active = conflicts.unmerged_total > 0;
+    entry.potential_conflict_paths = conflicts
+        .unmerged
         .iter()
-        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .map(|u| String::from_utf8_lossy(&u.path).into_owned())
         .collect();
     Ok(())
-}
-
-/// A private temporary directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> std::io::Result<Scratch> {
-        use std::os::unix::fs::DirBuilderExt;
-        let dir = std::env::temp_dir().join(format!("gitward-objects-{}", uuid::Uuid::new_v4()));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Status, priority, summary and suggestions from what was found.
