@@ -9,8 +9,9 @@
 #   ROUNDS=30         interleaved rounds per comparison (one warm server; each round one
 #                     tool call and one direct git run, alternating which goes first)
 #   STARTS=200        process starts for the start-up figure
-#   BIG_DIFF_MIB=256  size of the changed file behind the diff.text memory figure (the
-#                     diff is about twice that)
+#   BIG_DIFF_MIB=256  MiB of changed text (64 MiB files) behind the diff.text memory
+#                     figure; the diff is about twice that. diff.text stops counting
+#                     past 256 MiB or 20 s, and its git deadline is 30 s.
 #   FLEET_REPOS=100   repositories for fleet.digest and fleet.radar
 #   EXTRA=1           also run scripts/bench-audit.sh and scripts/bench-specs.sh (0: skip)
 #   BENCH_DIR=...     where the generated repositories live (kept between runs)
@@ -41,8 +42,8 @@ mkdir -p "$BENCH_DIR"
 BENCH_DIR=$(realpath "$BENCH_DIR")
 SUMMARY=$BENCH_DIR/summary.txt
 : >"$SUMMARY"
-# Prints a figure and keeps it, with its target, for the summary.
-figure() { printf '%s\n' "$2"; printf '%-28s %s\n%-28s target %s\n' "$1" "$2" "" "$3" >>"$SUMMARY"; }
+# Keeps a figure, with its target, for the summary.
+figure() { printf '%s\n    target %s\n' "$1" "$2" >>"$SUMMARY"; }
 
 REPO=$BENCH_DIR/repo
 if [ ! -d "$REPO/.git" ]; then
@@ -54,13 +55,15 @@ listed() { grep -qx "$1" <<<"$TOOLS"; }
 
 echo "== warm server vs direct git ($ROUNDS interleaved rounds; median (min–max); ratio = gitward / git)"
 vs() {
-    local name=$1 target=$2
+    local name=$1 target=$2 line
     shift 2
     if ! listed "$name"; then
         echo "$name not served by this build: skipped"
         return
     fi
-    figure "$name" "$("$DRIVER" vs "$BIN" "$ROUNDS" "$name" "$@")" "$target"
+    line=$("$DRIVER" vs "$BIN" "$ROUNDS" "$name" "$@")
+    echo "$line"
+    figure "$line" "$target"
 }
 vs repo.status "ratio ≤ 1.05x vs git status --porcelain=v2 -z --branch" \
     "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
@@ -87,7 +90,7 @@ vs repo.conflictPreflight "ratio ≤ 2x vs its $(wc -l <"$BENCH_DIR/rebase-pairs
 
 echo "== start-up"
 "$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
-figure "startup" "$(head -1 "$BENCH_DIR/startup.txt")" "median < 3 ms (floor, \`true\`: $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"))"
+figure "$(head -1 "$BENCH_DIR/startup.txt")" "median < 3 ms (floor, \`true\`: $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"))"
 
 if listed diff.text; then
     BIG=$BENCH_DIR/big-$BIG_DIFF_MIB
@@ -99,9 +102,9 @@ if listed diff.text; then
     echo "== peak memory of diff.text over a ~$((2 * BIG_DIFF_MIB)) MiB diff"
     # The server's own peak, then the whole process tree's (the larger of gitward and
     # git), then git's alone for the same diff.
-    figure "diff.text peak RSS" \
-        "$("$DRIVER" peak "$BIN" diff.text "{\"repoPath\":\"$BIG\",$ARGS}")" \
-        "server's own RSS < 32 MiB (diff ~$((2 * BIG_DIFF_MIB)) MiB)"
+    line=$("$DRIVER" peak "$BIN" diff.text "{\"repoPath\":\"$BIG\",$ARGS}")
+    echo "$line"
+    figure "$line" "server's own RSS < 32 MiB (diff ~$((2 * BIG_DIFF_MIB)) MiB)"
     /usr/bin/time -v "$BIN" call diff.text "{\"repoPath\":\"$BIG\",$ARGS}" \
         >/dev/null 2>"$BENCH_DIR/diff-time.txt" || true
     /usr/bin/time -v git -C "$BIG" diff --no-ext-diff --no-textconv main~1 main \
@@ -122,17 +125,18 @@ for r in json.load(open(sys.argv[1]))["results"]:
 PY
 while IFS=$'\t' read -r name value; do
     case $name in
-        fleet.digest*) figure "$name" "$value" "< 0.2 s" ;;
-        fleet.radar*) figure "$name" "$value" "< 2 s" ;;
+        fleet.digest*) figure "$name: $value" "< 0.2 s" ;;
+        fleet.radar*) figure "$name: $value" "< 2 s" ;;
     esac
 done <"$BENCH_DIR/fleet.txt"
 
 if [ "$EXTRA" = 1 ]; then
     echo "== audit ledger"
     scripts/bench-audit.sh | tee "$BENCH_DIR/audit.txt"
+    grep -v '^ledger directory' "$BENCH_DIR/audit.txt" >>"$SUMMARY"
     echo "== explore"
     GITWARD_BIN=$BIN scripts/bench-specs.sh | tee "$BENCH_DIR/specs.txt"
-    figure "explore" "$(tail -1 "$BENCH_DIR/specs.txt")" "< 1 s"
+    figure "$(tail -1 "$BENCH_DIR/specs.txt")" "< 1 s"
 fi
 
 echo
