@@ -5,7 +5,17 @@
 //! mcp_bench calls GITWARD N TOOL ARGS_JSON   start once, then N modern tools/call
 //! mcp_bench startup GITWARD RUNS             process start → answered initialize, RUNS times
 //! mcp_bench peak GITWARD TOOL ARGS_JSON      one call, then the server's own peak RSS
+//! mcp_bench vs GITWARD ROUNDS TOOL ARGS_JSON git ARG...
+//!     one warm server; each round times one call and one direct git run, alternating
+//!     which goes first, so both see the same machine load
+//! mcp_bench vs GITWARD ROUNDS TOOL ARGS_JSON replay REPO ONTO PAIRS_FILE
+//!     as above, the git side being the `git merge-tree --write-tree` sequence of a
+//!     rebase: PAIRS_FILE holds "COMMIT PARENT" lines, oldest first, each merge building
+//!     on the tree of the previous one, written into a fresh object directory per round
 //! ```
+//!
+//! `vs` prints one line: medians, min–max, the ratio of the medians and the spread of
+//! the per-round ratios.
 
 // A benchmark driver starts the server and prints its figures.
 #![allow(clippy::disallowed_methods, clippy::print_stdout)]
@@ -22,7 +32,18 @@ fn main() -> ExitCode {
         ["calls", bin, n, tool, json] => calls(bin, n.parse().unwrap_or(1), tool, json),
         ["startup", bin, runs] => startup(bin, runs.parse().unwrap_or(100)),
         ["peak", bin, tool, json] => peak(bin, tool, json),
-        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON".into()),
+        ["vs", bin, rounds, tool, json, "git", git_args @ ..] => vs(
+            bin,
+            rounds.parse().unwrap_or(20),
+            tool,
+            json,
+            &Direct::Git(git_args.iter().map(|a| a.to_string()).collect()),
+        ),
+        ["vs", bin, rounds, tool, json, "replay", repo, onto, pairs] => {
+            Direct::replay(repo, onto, pairs)
+                .and_then(|direct| vs(bin, rounds.parse().unwrap_or(20), tool, json, &direct))
+        }
+        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,6 +108,163 @@ fn meta() -> Value {
     })
 }
 
+fn tool_call(id: u32, tool: &str, arguments: &Value) -> Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "_meta": meta(), "name": tool, "arguments": arguments },
+    })
+}
+
+/// The plain-git side of a comparison.
+enum Direct {
+    Git(Vec<String>),
+    Replay {
+        repo: String,
+        onto: String,
+        pairs: Vec<(String, String)>,
+    },
+}
+
+impl Direct {
+    fn replay(repo: &str, onto: &str, file: &str) -> Result<Direct, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+        let pairs = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let mut words = l.split_whitespace();
+                match (words.next(), words.next()) {
+                    (Some(c), Some(p)) => Ok((c.to_owned(), p.to_owned())),
+                    _ => Err(format!("{file}: expected \"COMMIT PARENT\", got {l:?}")),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Direct::Replay {
+            repo: repo.to_owned(),
+            onto: onto.to_owned(),
+            pairs,
+        })
+    }
+
+    /// Runs the git side once; its output is read through a pipe, as the server reads it.
+    fn run(&self) -> Result<(), String> {
+        match self {
+            Direct::Git(args) => {
+                let out = Command::new("git")
+                    .args(args)
+                    .stderr(Stdio::null())
+                    .output()
+                    .map_err(|e| format!("cannot start git: {e}"))?;
+                if !out.status.success() {
+                    return Err(format!("git {args:?} failed: {}", out.status));
+                }
+                Ok(())
+            }
+            Direct::Replay { repo, onto, pairs } => {
+                let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+                let objects = Command::new("git")
+                    .args([
+                        "-C",
+                        repo,
+                        "rev-parse",
+                        "--path-format=absolute",
+                        "--git-common-dir",
+                    ])
+                    .output()
+                    .map_err(|e| e.to_string())?;
+                let objects = format!(
+                    "{}/objects",
+                    String::from_utf8_lossy(&objects.stdout).trim()
+                );
+                let mut tree = onto.clone();
+                for (commit, parent) in pairs {
+                    let out = Command::new("git")
+                        .args(["-C", repo, "merge-tree", "--write-tree", "-z"])
+                        .arg(format!("--merge-base={parent}"))
+                        .args([&tree, commit])
+                        .env("GIT_OBJECT_DIRECTORY", scratch.path())
+                        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects)
+                        .stderr(Stdio::null())
+                        .output()
+                        .map_err(|e| format!("cannot start git: {e}"))?;
+                    if out.status.code() != Some(0) {
+                        return Err(format!("merge-tree of {commit} did not merge cleanly"));
+                    }
+                    let end = out
+                        .stdout
+                        .iter()
+                        .position(|b| *b == 0)
+                        .unwrap_or(out.stdout.len());
+                    tree = String::from_utf8_lossy(&out.stdout[..end]).into_owned();
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result<(), String> {
+    let arguments: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
+    let mut peer = Peer::start(bin)?;
+    peer.ask(&json!({ "jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": { "_meta": meta() } }))?;
+    let mut id = 0;
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    // Two unmeasured rounds warm the page cache and the server.
+    for round in 0..rounds + 2 {
+        let mut time_call = || -> Result<Duration, String> {
+            id += 1;
+            let started = Instant::now();
+            let reply = peer.ask(&tool_call(id, tool, &arguments))?;
+            let took = started.elapsed();
+            if reply["result"]["isError"] != json!(false) {
+                return Err(format!("{tool} failed: {reply}"));
+            }
+            Ok(took)
+        };
+        let time_git = || -> Result<Duration, String> {
+            let started = Instant::now();
+            direct.run()?;
+            Ok(started.elapsed())
+        };
+        let (a, b) = if round % 2 == 0 {
+            let a = time_call()?;
+            (a, time_git()?)
+        } else {
+            let b = time_git()?;
+            (time_call()?, b)
+        };
+        if round >= 2 {
+            ours.push(a);
+            theirs.push(b);
+        }
+    }
+    peer.stop();
+    let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+    let mut ratios: Vec<f64> = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| ms(a) / ms(b))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ours.sort();
+    theirs.sort();
+    let median = |v: &[Duration]| ms(&v[v.len() / 2]);
+    println!(
+        "{tool:<22} gitward {:8.2} ms ({:.2}–{:.2})   git {:8.2} ms ({:.2}–{:.2})   ratio {:.2}x (per round {:.2}–{:.2}, {rounds} rounds)",
+        median(&ours),
+        ms(&ours[0]),
+        ms(&ours[ours.len() - 1]),
+        median(&theirs),
+        ms(&theirs[0]),
+        ms(&theirs[theirs.len() - 1]),
+        median(&ours) / median(&theirs),
+        ratios[0],
+        ratios[ratios.len() - 1],
+    );
+    Ok(())
+}
+
 fn calls(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
     let arguments: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
     let mut peer = Peer::start(bin)?;
@@ -110,6 +288,9 @@ fn startup(bin: &str, runs: u32) -> Result<(), String> {
         "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "mcp_bench", "version": "1" } },
     });
     let mut times: Vec<Duration> = Vec::new();
+    // The floor on this machine, measured in the same loop: starting a process that does
+    // nothing.
+    let mut floor = Vec::new();
     for _ in 0..runs {
         let started = Instant::now();
         let mut peer = Peer::start(bin)?;
@@ -119,20 +300,16 @@ fn startup(bin: &str, runs: u32) -> Result<(), String> {
             return Err(format!("bad initialize reply: {reply}"));
         }
         peer.stop();
-    }
-    report(
-        &format!("start to answered initialize ({runs} runs)"),
-        times,
-    );
-    // The floor on this machine: starting a process that does nothing.
-    let mut floor = Vec::new();
-    for _ in 0..runs {
         let started = Instant::now();
         Command::new("true")
             .status()
             .map_err(|e| format!("cannot start true: {e}"))?;
         floor.push(started.elapsed());
     }
+    report(
+        &format!("start to answered initialize ({runs} runs)"),
+        times,
+    );
     report(&format!("start and exit of `true` ({runs} runs)"), floor);
     Ok(())
 }
@@ -170,11 +347,14 @@ fn peak(bin: &str, tool: &str, args: &str) -> Result<(), String> {
         .map(|v| v.trim().to_owned())
         .unwrap_or_default();
     let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+    let data = &reply["result"]["structuredContent"]["data"];
     println!(
-        "{tool}: server peak RSS {hwm}, {:.1} s, isError {}, {} bytes of result",
+        "{tool}: server peak RSS {hwm}, {:.1} s, isError {}, {} bytes of result, totalBytes {} (exact {})",
         elapsed.as_secs_f64(),
         reply["result"]["isError"],
-        text.len()
+        text.len(),
+        data["totalBytes"],
+        data["totalBytesExact"],
     );
     peer.stop();
     Ok(())

@@ -4,6 +4,8 @@
 # falls back to a plain timing loop when it cannot be installed.
 #
 #   scripts/bench-fleet.sh [REPOS]      (default 100)
+#
+# FLEET_JSON=FILE also writes hyperfine's results there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,7 +75,7 @@ radar="{\"repoPaths\":[$list]}"
     grep -E '^    "(requestedCount|scannedCount|failedCount|dirtyCount|conflictCount)"' >&2
 
 if command -v hyperfine >/dev/null; then
-    hyperfine --warmup 2 --runs 10 -N \
+    hyperfine --warmup 2 --runs 10 -N ${FLEET_JSON:+--export-json "$FLEET_JSON"} \
         -n "fleet.digest ($count repos)" "$bin call fleet.digest '$digest'" \
         -n "fleet.digest registered ($count repos)" "$bin call fleet.digest '{\"since\":0}'" \
         -n "fleet.radar ($count repos)" "$bin call fleet.radar '$radar'"

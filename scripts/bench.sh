@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# Benchmarks gitward against plain git on a generated repository and prints ratios.
-# Not a test: figures depend on the machine. Whole run: a few minutes.
+# Benchmarks gitward against plain git on generated repositories and prints every figure
+# with its target, then a summary. Not a test: figures depend on the machine.
+# Whole run: several minutes (the first run also generates the repositories).
 #
 #   scripts/bench.sh
 #
 # Environment:
-#   CALLS=20          tool calls per measured run (one warm server) / git runs per loop
-#   RUNS=5            hyperfine runs per command
+#   ROUNDS=30         interleaved rounds per comparison (one warm server; each round one
+#                     tool call and one direct git run, alternating which goes first)
 #   STARTS=200        process starts for the start-up figure
-#   BIG_DIFF_MIB=256  size of the changed file behind the diff.text memory figure
+#   BIG_DIFF_MIB=256  MiB of changed text (64 MiB files) behind the diff.text memory
+#                     figure; the diff is about twice that. diff.text stops counting
+#                     past 256 MiB or 20 s, and its git deadline is 30 s.
+#   FLEET_REPOS=100   repositories for fleet.digest and fleet.radar
+#   EXTRA=1           also run scripts/bench-audit.sh and scripts/bench-specs.sh (0: skip)
 #   BENCH_DIR=...     where the generated repositories live (kept between runs)
 #   DIFF_TEXT_ARGS    diff.text arguments after repoPath (default: base main~1, head main)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CALLS=${CALLS:-20}
-RUNS=${RUNS:-5}
+ROUNDS=${ROUNDS:-30}
 STARTS=${STARTS:-200}
 BIG_DIFF_MIB=${BIG_DIFF_MIB:-256}
+FLEET_REPOS=${FLEET_REPOS:-100}
+EXTRA=${EXTRA:-1}
 TARGET=${CARGO_TARGET_DIR:-target}
 BENCH_DIR=${BENCH_DIR:-$TARGET/bench}
 
@@ -29,11 +35,16 @@ if ! command -v hyperfine >/dev/null; then
 fi
 command -v /usr/bin/time >/dev/null || apt-get install -y -qq time >/dev/null
 
-cargo build --quiet --release --bin gitward --example mcp_bench
+cargo build --quiet --release --bin gitward --examples
 BIN=$(realpath "$TARGET/release/gitward")
 DRIVER=$(realpath "$TARGET/release/examples/mcp_bench")
 mkdir -p "$BENCH_DIR"
 BENCH_DIR=$(realpath "$BENCH_DIR")
+SUMMARY=$BENCH_DIR/summary.txt
+: >"$SUMMARY"
+# Keeps a figure, with its target, for the summary.
+figure() { printf '%s\n    target %s\n' "$1" "$2" >>"$SUMMARY"; }
+
 REPO=$BENCH_DIR/repo
 if [ ! -d "$REPO/.git" ]; then
     echo "== generating $REPO (5,000 commits, 20,000 files, 100 modified)"
@@ -42,33 +53,44 @@ fi
 TOOLS=$("$BIN" tools | awk '{print $1}')
 listed() { grep -qx "$1" <<<"$TOOLS"; }
 
-# Compares N calls on one warm server with N direct git runs; prints per-call times.
-compare() {
-    local name=$1 args=$2 git_cmd=$3 json=$BENCH_DIR/$1.json
-    hyperfine --style basic --warmup 1 --runs "$RUNS" -N --export-json "$json" \
-        -n "gitward $name x$CALLS" "$DRIVER calls $BIN $CALLS $name '$args'" \
-        -n "git x$CALLS" "bash -c 'for i in \$(seq $CALLS); do $git_cmd >/dev/null; done'" \
-        >/dev/null
-    python3 - "$json" "$name" "$CALLS" <<'PY'
-import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-name, calls = sys.argv[2], int(sys.argv[3])
-ours, git = (r["mean"] * 1000 / calls for r in results)
-print(f"{name:<12} gitward {ours:7.2f} ms/call   git {git:7.2f} ms/run   ratio {ours / git:.2f}x")
-PY
+echo "== warm server vs direct git ($ROUNDS interleaved rounds; median (min–max); ratio = gitward / git)"
+vs() {
+    local name=$1 target=$2 line
+    shift 2
+    if ! listed "$name"; then
+        echo "$name not served by this build: skipped"
+        return
+    fi
+    line=$("$DRIVER" vs "$BIN" "$ROUNDS" "$name" "$@")
+    echo "$line"
+    figure "$line" "$target"
 }
+vs repo.status "ratio ≤ 1.05x vs git status --porcelain=v2 -z --branch" \
+    "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
+vs repo.brief "ratio ≤ 1.15x vs git status --porcelain=v2 -z --branch" \
+    "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
+vs repo.history "ratio ≤ 1.5x vs git log -50" \
+    "{\"repoPath\":\"$REPO\",\"limit\":50}" git -C "$REPO" log -50
 
-echo "== warm server vs direct git ($CALLS calls, $RUNS runs each; ratio = gitward / git)"
-compare repo.status "{\"repoPath\":\"$REPO\"}" \
-    "git -C $REPO status --porcelain=v2 -z --branch"
-if listed repo.history; then
-    compare repo.history "{\"repoPath\":\"$REPO\",\"limit\":50}" "git -C $REPO log -50"
-else
-    echo "repo.history not served by this build: skipped"
+REBASE=$BENCH_DIR/rebase
+if [ ! -d "$REBASE/.git" ]; then
+    echo "== generating $REBASE (50 commits on topic to rebase onto a diverged main)"
+    scripts/gen-bench-repo --rebase "$REBASE"
 fi
+# The commits `git rebase main` would replay, each with the parent it is replayed from.
+git -C "$REBASE" rev-list --reverse --no-merges --right-only --cherry-pick --parents \
+    main...topic | awk '{print $1, $2}' >"$BENCH_DIR/rebase-pairs.txt"
+PREFLIGHT="{\"repoPath\":\"$REBASE\",\"targetRef\":\"main\",\"currentRef\":\"topic\",\"mode\":\"rebase\"}"
+if listed repo.conflictPreflight; then
+    "$BIN" call repo.conflictPreflight "$PREFLIGHT" |
+        python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print("preflight:", d["status"], "after replaying", d["rebase"]["commitsReplayed"], "of", d["rebase"]["commitsTotal"], "commits")'
+fi
+vs repo.conflictPreflight "ratio ≤ 2x vs its $(wc -l <"$BENCH_DIR/rebase-pairs.txt") git merge-tree --write-tree runs" \
+    "$PREFLIGHT" replay "$REBASE" "$(git -C "$REBASE" rev-parse main)" "$BENCH_DIR/rebase-pairs.txt"
 
-echo "== start-up (target < 3 ms)"
-"$DRIVER" startup "$BIN" "$STARTS"
+echo "== start-up"
+"$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
+figure "$(head -1 "$BENCH_DIR/startup.txt")" "median < 3 ms (floor, \`true\`: $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"))"
 
 if listed diff.text; then
     BIG=$BENCH_DIR/big-$BIG_DIFF_MIB
@@ -80,7 +102,9 @@ if listed diff.text; then
     echo "== peak memory of diff.text over a ~$((2 * BIG_DIFF_MIB)) MiB diff"
     # The server's own peak, then the whole process tree's (the larger of gitward and
     # git), then git's alone for the same diff.
-    "$DRIVER" peak "$BIN" diff.text "{\"repoPath\":\"$BIG\",$ARGS}"
+    line=$("$DRIVER" peak "$BIN" diff.text "{\"repoPath\":\"$BIG\",$ARGS}")
+    echo "$line"
+    figure "$line" "server's own RSS < 32 MiB (diff ~$((2 * BIG_DIFF_MIB)) MiB)"
     /usr/bin/time -v "$BIN" call diff.text "{\"repoPath\":\"$BIG\",$ARGS}" \
         >/dev/null 2>"$BENCH_DIR/diff-time.txt" || true
     /usr/bin/time -v git -C "$BIG" diff --no-ext-diff --no-textconv main~1 main \
@@ -91,3 +115,30 @@ if listed diff.text; then
 else
     echo "diff.text not served by this build: memory figure skipped"
 fi
+
+echo "== fleet over $FLEET_REPOS repositories"
+FLEET_JSON=$BENCH_DIR/fleet.json scripts/bench-fleet.sh "$FLEET_REPOS"
+python3 - "$BENCH_DIR/fleet.json" <<'PY' >"$BENCH_DIR/fleet.txt"
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    print(f'{r["command"]}\t{r["median"] * 1000:.0f} ms ({r["min"] * 1000:.0f}–{r["max"] * 1000:.0f}), {len(r["times"])} runs')
+PY
+while IFS=$'\t' read -r name value; do
+    case $name in
+        fleet.digest*) figure "$name: $value" "< 0.2 s" ;;
+        fleet.radar*) figure "$name: $value" "< 2 s" ;;
+    esac
+done <"$BENCH_DIR/fleet.txt"
+
+if [ "$EXTRA" = 1 ]; then
+    echo "== audit ledger"
+    scripts/bench-audit.sh | tee "$BENCH_DIR/audit.txt"
+    grep -v '^ledger directory' "$BENCH_DIR/audit.txt" >>"$SUMMARY"
+    echo "== explore"
+    GITWARD_BIN=$BIN scripts/bench-specs.sh | tee "$BENCH_DIR/specs.txt"
+    figure "$(tail -1 "$BENCH_DIR/specs.txt")" "< 1 s"
+fi
+
+echo
+echo "== summary ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+cat "$SUMMARY"

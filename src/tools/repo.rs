@@ -699,6 +699,24 @@ impl Tool for History {
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel);
         let limit = input.limit.get();
+        // From HEAD without a path filter, the first commit `git log HEAD` prints is HEAD
+        // itself, so one git run gives both the page and the commit the cursor builds on.
+        if cursor.is_none() && rev.is_none() && path.is_none() {
+            let done = git
+                .cmd(log_args(limit, 0, "HEAD", None))
+                .stream_allowing(Records::new(log::Log::new(limit as usize)), &[0, 128])
+                .await?;
+            if done.code == Some(0) {
+                let parsed = done.sink.finish(true).map_err(parse_failed)?;
+                if let Some(start) = parsed.commits.first().map(|c| c.oid.clone()) {
+                    return Ok(Local::new::<Self>(
+                        &repo,
+                        history_data(parsed, start, 0, limit),
+                    ));
+                }
+            }
+            // An unborn HEAD, or anything unexpected, takes the general path below.
+        }
         let (start, skip) = match (cursor, rev) {
             (Some((oid, skip)), _) => {
                 let rev = Rev::parse("cursor", oid.as_str())?;
@@ -723,39 +741,53 @@ impl Tool for History {
                 },
             ));
         };
-        let mut args = vec![
-            "--literal-pathspecs".to_owned(),
-            "log".to_owned(),
-            "-z".to_owned(),
-            log::format(),
-            format!("--max-count={}", limit + 1),
-            format!("--skip={skip}"),
-            "--end-of-options".to_owned(),
-            start.to_string(),
-            "--".to_owned(),
-        ];
-        if let Some(path) = &path {
-            args.push(path.as_str().to_owned());
-        }
         let done = git
-            .cmd(args)
+            .cmd(log_args(
+                limit,
+                skip,
+                start.as_str(),
+                path.as_ref().map(|p| p.as_str()),
+            ))
             .stream(Records::new(log::Log::new(limit as usize)))
             .await?;
         let parsed = done.sink.finish(true).map_err(parse_failed)?;
-        let more = parsed.seen > limit;
-        let data = HistoryData {
-            next_cursor: more.then(|| encode_cursor(&start, skip + limit)),
-            commits: parsed
-                .commits
-                .into_iter()
-                .map(HistoryCommit::from)
-                .collect(),
-            unborn: false,
-            start_oid: Some(start),
-            skip,
-            limit,
-        };
+        let data = history_data(parsed, start, skip, limit);
         Ok(Local::new::<Self>(&repo, data))
+    }
+}
+
+/// `git log` for one page: one commit more than the page, to know whether another follows.
+fn log_args(limit: u64, skip: u64, start: &str, path: Option<&str>) -> Vec<String> {
+    let mut args = vec![
+        "--literal-pathspecs".to_owned(),
+        "log".to_owned(),
+        "-z".to_owned(),
+        log::format(),
+        format!("--max-count={}", limit + 1),
+        format!("--skip={skip}"),
+        "--end-of-options".to_owned(),
+        start.to_owned(),
+        "--".to_owned(),
+    ];
+    if let Some(path) = path {
+        args.push(path.to_owned());
+    }
+    args
+}
+
+fn history_data(parsed: log::Log, start: Oid, skip: u64, limit: u64) -> HistoryData {
+    let more = parsed.seen > limit;
+    HistoryData {
+        next_cursor: more.then(|| encode_cursor(&start, skip + limit)),
+        commits: parsed
+            .commits
+            .into_iter()
+            .map(HistoryCommit::from)
+            .collect(),
+        unborn: false,
+        start_oid: Some(start),
+        skip,
+        limit,
     }
 }
 

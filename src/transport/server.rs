@@ -411,12 +411,7 @@ impl Server {
             ));
         };
         let read_only = tools::find(&self.config, name).is_some_and(|t| t.annotations.read_only);
-        let result = protocol::call_result(
-            outcome.text,
-            outcome.structured.clone(),
-            outcome.is_error,
-            era.version,
-        );
+        // Observed before the result takes the payload, which saves copying it.
         self.observe(&CallEvent {
             tool: name,
             known: true,
@@ -428,7 +423,12 @@ impl Server {
             duration: started.elapsed(),
             client: &era.client,
         });
-        Ok(result)
+        Ok(protocol::call_result(
+            outcome.text,
+            outcome.structured,
+            outcome.is_error,
+            era.version,
+        ))
     }
 
     fn unknown_tool(&self, name: &str) -> Value {

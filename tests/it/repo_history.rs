@@ -160,6 +160,7 @@ fn unborn_bare_and_sha256() {
     fx.commit(&repo, "a.txt", "b\n", "second");
     fx.git(&repo, &["checkout", "-q", "--detach", &first]);
     let detached = fx.call("repo.history", json!({ "repoPath": repo }));
+    assert_eq!(detached["data"]["startOid"], json!(first));
     assert_eq!(oids(&detached), [first]);
     fx.git(&repo, &["checkout", "-q", "main"]);
     let root = fx.root();
