@@ -96,17 +96,18 @@ impl Labels {
         if !known {
             return labels("write_block", false, "denied", "none");
         }
+        // The product contract's own example labels a read as `risk: read`, `approval: none`.
         if read_only {
-            return labels("tool_call", true, "not_required", "none");
+            return labels("tool_call", true, "none", "read");
         }
         if tool == "operation.cancel" {
-            return labels("proposal_cancel", false, "not_required", "none");
+            return labels("proposal_cancel", false, "none", "none");
         }
         if let Some(kind) = tool.strip_prefix("operation.preview.") {
             return labels("write_proposal", false, "ui_handshake", preview_risk(kind));
         }
         // Other changing tools (the spec workflow) edit their own workspace files only.
-        labels("tool_call", false, "not_required", "low")
+        labels("tool_call", false, "none", "low")
     }
 }
 
@@ -200,14 +201,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn labels_follow_the_reference_table() {
+    fn labels_follow_the_contract() {
         assert_eq!(
             Labels::of("repo.status", true, true),
             Labels {
                 event_type: "tool_call",
                 read_only: true,
-                approval: "not_required",
-                risk: "none"
+                approval: "none",
+                risk: "read"
             }
         );
         assert_eq!(Labels::of("nope", false, false).event_type, "write_block");

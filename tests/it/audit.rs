@@ -185,8 +185,8 @@ fn calls_are_chained_and_signed() {
     );
     assert_eq!(success["tool"], "repo.status");
     assert_eq!(success["event_type"], "tool_call");
-    assert_eq!(success["risk"], "none");
-    assert_eq!(success["approval"], "not_required");
+    assert_eq!(success["risk"], "read");
+    assert_eq!(success["approval"], "none");
     assert_eq!(success["readOnly"], true);
     assert_eq!(success["summary"], "ok");
     assert_eq!(success["signatureVersion"], 3);
