@@ -32,27 +32,8 @@ fn stacked(fx: &Fixture) -> std::path::PathBuf {
     fx.git(&seed, &["checkout", "-q", "-b", "feat/a"]);
     fx.commit(&seed, "a.txt", "1\n", "a one");
     fx.git(&seed, &["checkout", "-q", "main"]);
-    let origin = fx.path("origin.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            origin.to_str().unwrap(),
-        ],
-    );
-    let work = fx.path("work");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            origin.to_str().unwrap(),
-            work.to_str().unwrap(),
-        ],
-    );
+    let origin = fx.clone(&seed, "origin.git", true);
+    let work = fx.clone(&origin, "work", false);
     fx.git(
         &seed,
         &["remote", "add", "origin", origin.to_str().unwrap()],
@@ -177,17 +158,7 @@ fn detached_unborn_bare_and_sha256() {
     assert_eq!((a, b), (1, 1));
 
     fx.git(&repo, &["checkout", "-q", "main"]);
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let out = call(
         &fx,
         "repo.branchStack",

@@ -55,27 +55,8 @@ fn conventional_clone(fx: &Fixture) -> std::path::PathBuf {
         "*.psd filter=lfs diff=lfs merge=lfs -text\n",
         "build: track design files with LFS",
     );
-    let origin = fx.path("origin.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            seed.to_str().unwrap(),
-            origin.to_str().unwrap(),
-        ],
-    );
-    let work = fx.path("work");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            origin.to_str().unwrap(),
-            work.to_str().unwrap(),
-        ],
-    );
+    let origin = fx.clone(&seed, "origin.git", true);
+    let work = fx.clone(&origin, "work", false);
     // Two commits land upstream after the clone; one is made locally.
     fx.git(
         &seed,
@@ -170,17 +151,7 @@ fn unborn_detached_and_bare() {
     let listed = fx.git(&repo, &["stash", "list"]);
     assert_eq!(stashed["data"]["stashes"], listed.lines().count());
     assert_eq!(listed.lines().count(), 2);
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let out = brief(&fx, &bare);
     let d = &out["data"];
     assert_eq!(d["bare"], true);
@@ -318,16 +289,7 @@ fn submodule_drift_is_counted_like_git() {
     fx.commit(&app.join("drifted"), "lib.txt", "2\n", "moved on");
     fx.write(&app.join("dirty"), "lib.txt", "edited\n");
     // A fresh clone without --recurse-submodules leaves them uninitialized.
-    let clone = fx.path("clone");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            app.to_str().unwrap(),
-            clone.to_str().unwrap(),
-        ],
-    );
+    let clone = fx.clone(&app, "clone", false);
 
     let out = brief(&fx, &app);
     let s = &out["data"]["submodules"];
@@ -592,17 +554,7 @@ fn scope_changes_history_churn_and_owners() {
     assert_eq!(entry["pathEncoding"], "non-utf8");
 
     // A bare repository reads CODEOWNERS from HEAD and has no working tree.
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let out = fx.call("repo.scope", json!({ "repoPath": bare, "path": "src" }));
     assert_eq!(out["data"]["workingTree"], json!(null));
     assert_eq!(out["data"]["kind"], "directory");

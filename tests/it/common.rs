@@ -127,6 +127,18 @@ impl Fixture {
         path
     }
 
+    /// Clones `src` to `rel` under the fixture root (`--bare` when asked); returns the path.
+    pub fn clone(&self, src: &Path, rel: &str, bare: bool) -> PathBuf {
+        let dest = self.path(rel);
+        let mut args = vec!["clone", "-q"];
+        if bare {
+            args.push("--bare");
+        }
+        args.extend([src.to_str().unwrap(), dest.to_str().unwrap()]);
+        self.git(&self.root(), &args);
+        dest
+    }
+
     /// Writes a file (creating directories) relative to `repo`.
     pub fn write(&self, repo: &Path, rel: &str, content: &str) {
         let file = repo.join(rel);

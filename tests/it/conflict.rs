@@ -220,17 +220,7 @@ fn sha256_bare_and_linked_worktree() {
     assert_eq!(result["data"]["currentOid"].as_str().unwrap().len(), 64);
     assert_eq!(paths_of(&result["data"]).len(), 3);
 
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let before = listing(&bare);
     let result = fx.call(
         "repo.conflictPreflight",
@@ -510,17 +500,7 @@ fn read_bad_input_and_bare() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "x\n", "base");
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let mut server = fx.server(&[], &[]);
     let errors: Vec<Value> = [
         json!({ "repoPath": repo, "maxFiles": 0 }),

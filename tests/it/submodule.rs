@@ -200,17 +200,7 @@ fn no_submodules_sha256_and_bad_input() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &["--object-format=sha256"]);
     fx.commit(&repo, "a.txt", "x\n", "first");
-    let bare = fx.path("bare.git");
-    fx.git(
-        &fx.root(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            bare.to_str().unwrap(),
-        ],
-    );
+    let bare = fx.clone(&repo, "bare.git", true);
     let mut server = fx.server(&[], &[]);
     let empty = server.call("submodule.status", json!({ "repoPath": repo }));
     assert_eq!(empty["data"]["total"], 0);
