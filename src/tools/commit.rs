@@ -7,7 +7,7 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::{Git, Oid, Rev, repo};
+use crate::git::{Git, Rev, repo};
 use crate::model::PathText;
 use crate::parse::diff_tree::{Change, NameStatus, Numstat, Stat};
 use crate::parse::{Records, log};
@@ -51,18 +51,9 @@ pub struct DetailsData {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitInfo {
-    pub oid: Oid,
-    pub short_oid: String,
-    pub parents: Vec<Oid>,
-    pub author_name: String,
-    pub author_email: String,
-    /// Unix seconds.
-    pub author_time: i64,
-    pub committer_name: String,
-    pub committer_email: String,
-    /// Unix seconds.
-    pub committer_time: i64,
-    pub subject: String,
+    /// The same fields as each commit of `repo.history`.
+    #[serde(flatten)]
+    pub summary: super::repo::HistoryCommit,
     /// The whole commit message as written (trailing newlines removed).
     pub message: String,
     /// True when the message is longer than 1 MiB and was cut.
@@ -236,23 +227,15 @@ impl Tool for Details {
             .enumerate()
             .map(|(i, change)| changed_file(change, stats.stats.get(i)))
             .collect();
+        let commit_lossy = commit.lossy;
         let message_truncated = raw_message.sink.truncated;
         let (message, message_lossy) = crate::model::lossy(raw_message.sink.bytes.trim_ascii_end());
         let data = DetailsData {
             commit: CommitInfo {
-                short_oid: commit.oid.short().to_owned(),
-                oid: commit.oid,
-                parents: commit.parents,
-                author_name: commit.author_name,
-                author_email: commit.author_email,
-                author_time: commit.author_time,
-                committer_name: commit.committer_name,
-                committer_email: commit.committer_email,
-                committer_time: commit.committer_time,
-                subject: commit.subject,
+                summary: super::repo::HistoryCommit::from(commit),
                 message,
                 message_truncated,
-                message_lossy: message_lossy || commit.lossy,
+                message_lossy: message_lossy || commit_lossy,
             },
             diff_against,
             files_truncated: names.total > files.len() as u64,
