@@ -153,6 +153,9 @@ impl Tool for DiffText {
             "--no-color",
             "--no-ext-diff",
             "--no-textconv",
+            // The other forms (`diff.submodule=log|diff`) run git inside each submodule,
+            // under the submodule's own configuration (its external diff, its textconv).
+            "--submodule=short",
             "-M",
         ]
         .map(str::to_owned)
