@@ -6,6 +6,7 @@
 
 pub mod args;
 mod drivers;
+pub mod index_copy;
 pub mod merge;
 pub mod repo;
 pub mod write;

@@ -18,6 +18,7 @@ mod hostile_drivers;
 mod interop;
 mod presence;
 mod protocol;
+mod reads_write_nothing;
 mod repo_history;
 mod repo_refs;
 mod repo_status;

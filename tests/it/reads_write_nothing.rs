@@ -1,0 +1,167 @@
+//! Every read tool, taken from the served tool list, leaves `.git` exactly as it found
+//! it: same names, same contents, on a repository where git would love to refresh the
+//! index (every tracked file stat-dirty).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::common::Fixture;
+
+/// Every entry under `dir` by relative path: its kind and, for files, the contents.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (&'static str, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(path);
+                out.insert(rel, ("dir", Vec::new()));
+            } else if meta.is_file() {
+                out.insert(rel, ("file", std::fs::read(&path).unwrap()));
+            } else {
+                out.insert(rel, ("other", Vec::new()));
+            }
+        }
+    }
+    out
+}
+
+/// The differences between two snapshots, for a readable failure.
+fn changes(
+    before: &BTreeMap<PathBuf, (&'static str, Vec<u8>)>,
+    after: &BTreeMap<PathBuf, (&'static str, Vec<u8>)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (path, entry) in after {
+        match before.get(path) {
+            None => out.push(format!("added {}", path.display())),
+            Some(old) if old != entry => out.push(format!("changed {}", path.display())),
+            _ => {}
+        }
+    }
+    for path in before.keys().filter(|p| !after.contains_key(*p)) {
+        out.push(format!("removed {}", path.display()));
+    }
+    out
+}
+
+/// A value for each required argument any read tool has. A tool with a required field
+/// not listed here fails the test, so a new tool cannot slip past unchecked.
+fn argument(field: &str, repo: &Path) -> Value {
+    match field {
+        "repoPath" => json!(repo),
+        "repoPaths" => json!([repo]),
+        "path" => json!("d1"),
+        "commit" => json!("HEAD"),
+        "targetRef" => json!("feat"),
+        "since" => json!("2020-01-01T00:00:00Z"),
+        other => panic!("no test value for required argument `{other}`: add one"),
+    }
+}
+
+/// Extra calls that reach other code paths of the same tools.
+fn variants(repo: &Path) -> Vec<(&'static str, Value)> {
+    vec![
+        ("diff.text", json!({ "repoPath": repo, "base": "HEAD~1" })),
+        ("diff.text", json!({ "repoPath": repo, "staged": true })),
+        ("diff.text", json!({ "repoPath": repo, "path": "d1" })),
+        (
+            "diff.semanticFallbacks",
+            json!({ "repoPath": repo, "base": "HEAD~1" }),
+        ),
+        (
+            "repo.conflictPreflight",
+            json!({ "repoPath": repo, "targetRef": "feat", "mode": "rebase" }),
+        ),
+        (
+            "repo.conflictPreflight",
+            json!({ "repoPath": repo, "targetRef": "same" }),
+        ),
+        ("fleet.radar", json!({ "repoPaths": [repo] })),
+        ("repo.history", json!({ "repoPath": repo, "path": "d1" })),
+    ]
+}
+
+#[test]
+fn every_read_tool_leaves_git_dir_untouched_on_a_stat_dirty_repository() {
+    let fx = Fixture::new();
+    let origin = fx.init("origin", &[]);
+    for i in 0..200 {
+        fx.write(
+            &origin,
+            &format!("d{}/f{i:03}.txt", i % 4),
+            &format!("{i}\n"),
+        );
+    }
+    fx.commit(&origin, "c.txt", "base\n", "base");
+    let repo = fx.clone(&origin, "repo", false);
+    // `feat` conflicts with main; `same` makes main's change again, so merging it writes
+    // objects that already exist.
+    fx.git(&repo, &["checkout", "-q", "-b", "feat"]);
+    fx.commit(&repo, "c.txt", "feat\n", "feat");
+    fx.git(&repo, &["checkout", "-q", "-b", "same", "main"]);
+    fx.commit(&repo, "d1/f001.txt", "same change\n", "same");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "d1/f001.txt", "same change\n", "main");
+    fx.commit(&repo, "c.txt", "main\n", "main again");
+    fx.commit(&origin, "d2/f002.txt", "upstream\n", "upstream moved");
+    fx.git(&repo, &["fetch", "-q"]);
+    fx.write(&repo, "c.txt", "stashed\n");
+    fx.git(&repo, &["stash", "-q"]);
+    fx.git(&repo, &["gc", "-q"]);
+    // Stat-dirty: every tracked file's time moves, one file really changes.
+    let ahead = SystemTime::now() + Duration::from_secs(120);
+    for i in 0..200 {
+        let path = repo.join(format!("d{}/f{i:03}.txt", i % 4));
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(ahead).unwrap();
+    }
+    fx.write(&repo, "d3/f003.txt", "changed in the worktree\n");
+    fx.write(&repo, "untracked.txt", "new\n");
+
+    let before = snapshot(&repo.join(".git"));
+    let mut server = fx.server(&[], &[]);
+    let tools = server.request("tools/list", json!({}));
+    let mut calls: Vec<(String, Value)> = Vec::new();
+    for tool in tools["result"]["tools"].as_array().unwrap() {
+        if tool["annotations"]["readOnlyHint"] != json!(true) {
+            continue;
+        }
+        let name = tool["name"].as_str().unwrap().to_owned();
+        let mut args = json!({});
+        let required = tool["inputSchema"]["required"].as_array();
+        for field in required.into_iter().flatten() {
+            let field = field.as_str().unwrap();
+            args[field] = argument(field, &repo);
+        }
+        if args.as_object().unwrap().is_empty() {
+            args["repoPath"] = json!(repo);
+        }
+        calls.push((name, args));
+    }
+    assert!(calls.len() >= 15, "{calls:?}");
+    calls.extend(variants(&repo).into_iter().map(|(t, a)| (t.to_owned(), a)));
+    for (tool, args) in &calls {
+        let reply = server.request("tools/call", json!({ "name": tool, "arguments": args }));
+        assert!(reply["result"].is_object(), "{tool}: {reply}");
+        let after = snapshot(&repo.join(".git"));
+        assert_eq!(
+            changes(&before, &after),
+            Vec::<String>::new(),
+            "{tool} {args} wrote into .git"
+        );
+    }
+
+    // Plain git does rewrite the index here: the test can tell.
+    fx.git(&repo, &["status", "--short"]);
+    assert_ne!(
+        changes(&before, &snapshot(&repo.join(".git"))),
+        Vec::<String>::new()
+    );
+}
