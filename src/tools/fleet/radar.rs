@@ -473,7 +473,8 @@ fn operation(git_dir: &Path) -> Option<&'static str> {
     }
 }
 
-/// Would merging the upstream conflict? merge-tree writes nothing to the repository.
+/// Would merging the upstream conflict? merge-tree writes no file of the repository (it
+/// may freshen an existing object's modification time; see `crate::git::merge`).
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
     let scratch = Scratch::new(repo).map_err(|e| e.message)?;
     let done = git
