@@ -13,12 +13,14 @@
 //! and every `.gitmodules` consulted is returned as `watched`, so a cached answer is
 //! dropped as soon as any of them changes.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
+use super::trust;
 use crate::error::ToolError;
 use crate::process::{Invocation, Program};
 
@@ -35,6 +37,9 @@ const MAX_SUBMODULES: usize = 200;
 pub(crate) struct Found {
     /// Names of filter drivers defined by the repository or a submodule, sorted.
     pub filters: Vec<Vec<u8>>,
+    /// The commands in force for each of those filters (`clean`, `smudge`, `process`),
+    /// the last value git read for each key winning, as it does for git.
+    pub commands: BTreeMap<Vec<u8>, BTreeMap<Vec<u8>, Vec<u8>>>,
     /// `merge.<name>.driver` keys, from any scope, sorted.
     pub merges: Vec<Vec<u8>>,
     /// Files whose change may change the answer.
@@ -42,10 +47,26 @@ pub(crate) struct Found {
 }
 
 impl Found {
-    /// Config overrides (key, value) that leave every found driver without a command.
-    pub fn overrides(&self) -> Vec<(OsString, OsString)> {
+    /// Config overrides (key, value) that leave every found driver without a command,
+    /// except filters named in `trusted` whose every command passes [`trust::check`]
+    /// against `forbidden`.
+    pub fn overrides(
+        &self,
+        trusted: &[String],
+        forbidden: &[PathBuf],
+    ) -> Vec<(OsString, OsString)> {
         let mut out = Vec::new();
         for name in &self.filters {
+            if trusted.iter().any(|t| t.as_bytes() == name.as_slice())
+                && self.commands.get(name).is_some_and(|commands| {
+                    commands
+                        .values()
+                        .filter(|c| !c.is_empty())
+                        .all(|c| trust::check(c, forbidden).is_ok())
+                })
+            {
+                continue;
+            }
             for var in ["clean", "smudge", "process"] {
                 // An empty command makes git skip the filter.
                 out.push((key(b"filter.", name, var), OsString::new()));
@@ -241,10 +262,19 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
             continue;
         }
         if let Some(rest) = key.strip_prefix(b"filter.") {
-            if matches!(scope, b"local" | b"worktree")
-                && let Some(dot) = rest.iter().rposition(|b| *b == b'.')
-            {
-                found.filters.push(rest[..dot].to_vec());
+            let Some(dot) = rest.iter().rposition(|b| *b == b'.') else {
+                continue;
+            };
+            let (name, var) = (&rest[..dot], &rest[dot + 1..]);
+            if matches!(scope, b"local" | b"worktree") {
+                found.filters.push(name.to_vec());
+            }
+            if matches!(var, b"clean" | b"smudge" | b"process") {
+                found
+                    .commands
+                    .entry(name.to_vec())
+                    .or_default()
+                    .insert(var.to_vec(), value.unwrap_or_default().to_vec());
             }
         } else if with_merges && key.starts_with(b"merge.") && key.ends_with(b".driver") {
             found.merges.push(key.to_vec());
@@ -305,12 +335,34 @@ command\0command line:\0filter.cmd.clean\n\0",
                 b"merge.theirs.driver".to_vec()
             ]
         );
-        let o = f.overrides();
+        let o = f.overrides(&[], &[]);
         assert!(o.contains(&("filter.a=b.clean".into(), "".into())));
         assert!(o.contains(&("filter.a=b.required".into(), "false".into())));
         assert!(o.contains(&("merge.m=x.driver".into(), "".into())));
         assert!(!o.iter().any(|(k, _)| k.to_string_lossy().contains("lfs")));
         assert_eq!(o.len(), 3 * 4 + 2);
+        // A trusted filter stays armed only when its command is a plain program outside
+        // the forbidden roots: `/x` does not exist.
+        assert_eq!(f.overrides(&["evil".into()], &[]).len(), 3 * 4 + 2);
+    }
+
+    #[test]
+    fn a_trusted_filter_with_a_program_outside_stays_armed() {
+        let f = found(
+            b"local\0file:.git/config\0filter.up.clean\n\"/bin/cat\" -u\0\
+local\0file:.git/config\0filter.up.smudge\ncat\0\
+local\0file:.git/config\0filter.bad.clean\nsh -c 'x'\0",
+        );
+        let trusted = ["up".to_owned(), "bad".to_owned()];
+        let o = f.overrides(&trusted, &[]);
+        assert!(
+            !o.iter()
+                .any(|(k, _)| k.to_string_lossy().starts_with("filter.up."))
+        );
+        assert!(o.contains(&("filter.bad.clean".into(), "".into())));
+        let bin = std::fs::canonicalize("/bin/cat").unwrap();
+        let o = f.overrides(&trusted, &[bin.parent().unwrap().to_path_buf()]);
+        assert!(o.contains(&("filter.up.clean".into(), "".into())));
     }
 
     #[test]

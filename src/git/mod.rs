@@ -9,6 +9,7 @@ mod drivers;
 pub mod index_copy;
 pub mod merge;
 pub mod repo;
+mod trust;
 pub mod write;
 
 use std::ffi::OsString;

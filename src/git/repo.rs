@@ -45,7 +45,29 @@ pub struct Repo {
     pub(crate) disarm: Vec<(OsString, OsString)>,
 }
 
+/// Where no trusted driver's program may live: the repository's own directories and
+/// every allowed root, canonical.
+fn untrusted_roots(config: &Config, own: &[Option<&Path>]) -> Vec<PathBuf> {
+    own.iter()
+        .flatten()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .chain(config.allowed_roots.iter().cloned())
+        .collect()
+}
+
 impl Repo {
+    /// Names of the filter drivers that were disarmed, for results to report.
+    pub fn disarmed_filters(&self) -> Vec<String> {
+        self.disarm
+            .iter()
+            .filter_map(|(key, _)| {
+                let key = key.as_encoded_bytes();
+                let name = key.strip_prefix(b"filter.")?.strip_suffix(b".required")?;
+                Some(String::from_utf8_lossy(name).into_owned())
+            })
+            .collect()
+    }
+
     /// The path shown to callers: the canonical top level as text.
     pub fn display(&self) -> String {
         self.path.to_string_lossy().into_owned()
@@ -102,7 +124,7 @@ pub async fn open(
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
-    let (repo, watched) = discover(field, &canonical, cancel).await?;
+    let (repo, watched) = discover(config, field, &canonical, cancel).await?;
     let repo = Arc::new(repo);
     if !config.allows(&repo.path) {
         return Err(ToolError::invalid(field, "is outside the allowed roots"));
@@ -148,6 +170,7 @@ fn cached(canonical: &Path) -> Option<Arc<Repo>> {
 }
 
 async fn discover(
+    config: &Config,
     field: &str,
     dir: &Path,
     cancel: &CancellationToken,
@@ -215,7 +238,17 @@ async fn discover(
     if let Some(top) = &worktree {
         drivers::submodules(top, &mut drivers, cancel).await?;
     }
-    let disarm = drivers.overrides();
+    let disarm = drivers.overrides(
+        &config.trusted_drivers,
+        &untrusted_roots(
+            config,
+            &[
+                worktree.as_deref(),
+                Some(git_dir.as_path()),
+                Some(Path::new(common_dir)),
+            ],
+        ),
+    );
     let repo = Repo {
         path,
         worktree,

@@ -257,3 +257,113 @@ fn submodule_diffs_never_run_the_submodules_external_diff_or_textconv() {
         fx.git(&parent, &["config", scope, "--unset", "diff.submodule"]);
     }
 }
+
+/// Git's own view: `git status --porcelain=v2` paths, filters running.
+fn plain_status_paths(fx: &Fixture, repo: &Path) -> Vec<String> {
+    let out = fx.git(
+        repo,
+        &["status", "--porcelain=v2", "-z", "--untracked-files=all"],
+    );
+    out.split('\0')
+        .filter(|r| !r.is_empty())
+        .map(|r| r.rsplit(' ').next().unwrap().to_owned())
+        .collect()
+}
+
+fn changed_paths(result: &Value) -> Vec<String> {
+    let data = &result["data"];
+    let mut paths: Vec<String> = ["staged", "unstaged", "untracked", "conflicted"]
+        .iter()
+        .flat_map(|list| data[list].as_array().unwrap().iter())
+        .map(|e| e["path"].as_str().unwrap().to_owned())
+        .collect();
+    paths.sort();
+    paths
+}
+
+#[test]
+fn disarmed_filters_are_reported_and_trusted_ones_outside_the_roots_run_like_git() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    // The repository lives under the allowed root; the trusted program outside it.
+    let work = fx.path("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let repo = fx.init("work/repo", &[]);
+    let tools = fx.path("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let upper = tools.join("upper");
+    std::fs::write(&upper, "#!/bin/sh\nexec tr a-z A-Z\n").unwrap();
+    std::fs::set_permissions(&upper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A clean filter, as git-crypt or nbstripout install one: the committed form differs
+    // from the working file, so only running the filter shows the file unchanged.
+    fx.git(
+        &repo,
+        &[
+            "config",
+            "filter.upper.clean",
+            &format!("\"{}\"", upper.display()),
+        ],
+    );
+    fx.write(&repo, ".gitattributes", "*.txt filter=upper\n");
+    fx.commit(&repo, "a.txt", "hello\n", "first");
+    fx.write(&repo, "b.txt", "really changed\n");
+    fx.git(&repo, &["add", "b.txt"]);
+    fx.commit(&repo, "b.txt", "really changed\n", "second");
+    fx.write(&repo, "b.txt", "changed again\n");
+    stat_dirty(&repo.join("a.txt"));
+    let plain = plain_status_paths(&fx, &repo);
+    assert_eq!(plain, ["b.txt"]);
+
+    let roots = work.to_str().unwrap();
+    let args = json!({ "repoPath": repo });
+    // Default: not run, and said so.
+    stat_dirty(&repo.join("a.txt"));
+    let mut server = fx.server(&["--allowed-root", roots], &[]);
+    let result = server.call("worktree.changes", args.clone());
+    assert_eq!(result["disarmedFilters"], json!(["upper"]), "{result}");
+    assert_eq!(changed_paths(&result), ["a.txt", "b.txt"]);
+    let status = server.call("repo.status", args.clone());
+    assert_eq!(status["disarmedFilters"], json!(["upper"]), "{status}");
+
+    // Trusted: runs, and the answer is git's.
+    let trusted = [("GITWARD_TRUSTED_DRIVERS", "lfs, upper")];
+    let mut server = fx.server(&["--allowed-root", roots], &trusted);
+    stat_dirty(&repo.join("a.txt"));
+    let result = server.call("worktree.changes", args.clone());
+    assert!(result.get("disarmedFilters").is_none(), "{result}");
+    assert_eq!(changed_paths(&result), plain);
+    let diff = server.call("diff.text", args.clone());
+    assert!(
+        !diff["data"]["diff"].as_str().unwrap().contains("a.txt"),
+        "{diff}"
+    );
+
+    // Trusted by name, but the program lives inside an allowed root: not run.
+    let marker = fx.path("ran-something");
+    let inside = canary(&fx, "evil", &marker);
+    let planted = work.join("evil");
+    std::fs::rename(&inside, &planted).unwrap();
+    fx.git(
+        &repo,
+        &["config", "filter.upper.clean", planted.to_str().unwrap()],
+    );
+    let mut server = fx.server(&["--allowed-root", roots], &trusted);
+    stat_dirty(&repo.join("a.txt"));
+    let result = server.call("worktree.changes", args.clone());
+    assert_eq!(result["disarmedFilters"], json!(["upper"]), "{result}");
+    assert!(!marker.exists(), "a program inside an allowed root ran");
+    // …and inside the repository, or through a shell, neither.
+    for command in ["./evil", "sh -c ../evil"] {
+        std::fs::copy(&planted, repo.join("evil")).unwrap();
+        fx.git(&repo, &["config", "filter.upper.clean", command]);
+        let mut server = fx.server(&[], &trusted);
+        stat_dirty(&repo.join("a.txt"));
+        let result = server.call("worktree.changes", args.clone());
+        assert_eq!(
+            result["disarmedFilters"],
+            json!(["upper"]),
+            "{command}: {result}"
+        );
+        assert!(!marker.exists(), "{command} ran");
+    }
+}
