@@ -324,6 +324,9 @@ fn disarmed_filters_are_reported_and_trusted_ones_outside_the_roots_run_like_git
     assert_eq!(changed_paths(&result), ["a.txt", "b.txt"]);
     let status = server.call("repo.status", args.clone());
     assert_eq!(status["disarmedFilters"], json!(["upper"]), "{status}");
+    let radar = server.call("fleet.radar", json!({ "repoPaths": [&repo] }));
+    let entry = &radar["data"]["entries"][0];
+    assert_eq!(entry["disarmedFilters"], json!(["upper"]), "{radar}");
 
     // Trusted: runs, and the answer is git's.
     let trusted = [("GITWARD_TRUSTED_DRIVERS", "lfs, upper")];
@@ -337,6 +340,10 @@ fn disarmed_filters_are_reported_and_trusted_ones_outside_the_roots_run_like_git
         !diff["data"]["diff"].as_str().unwrap().contains("a.txt"),
         "{diff}"
     );
+    let radar = server.call("fleet.radar", json!({ "repoPaths": [&repo] }));
+    let entry = &radar["data"]["entries"][0];
+    assert!(entry.get("disarmedFilters").is_none(), "{radar}");
+    assert_eq!(entry["changedFiles"], 1, "{radar}");
 
     // Trusted by name, but the program lives inside an allowed root: not run.
     let marker = fx.path("ran-something");
