@@ -2,7 +2,7 @@
 //!
 //! `git config --list --show-origin --show-scope --includes -z` is read for the
 //! repository and for every checked-out submodule a parent `status` or `diff` recurses
-//! into (a child git there reads the submodule's own configuration). Filter drivers the
+//! into ([`super::gitlinks`]; a child git there reads the submodule's own configuration). Filter drivers the
 //! repositories define (local and worktree scope) and merge drivers of any scope are
 //! disarmed. The overrides travel as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
 //! `GIT_CONFIG_VALUE_n`, never as `-c key=value`: a driver name may contain `=`, and git
@@ -10,8 +10,9 @@
 //! in submodules, so one set disarms the whole tree.
 //!
 //! Every file git read (includes followed), every include target named (present or not)
-//! and every `.gitmodules` consulted is returned as `watched`, so a cached answer is
-//! dropped as soon as any of them changes.
+//! and every git directory read (its mtime moves when its index is rewritten, which is
+//! when a gitlink may appear) is returned as `watched`, so a cached answer is dropped as
+//! soon as any of them changes.
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
-use super::trust;
+use super::{gitlinks, trust};
 use crate::error::ToolError;
 use crate::process::{Invocation, Program};
 
@@ -97,18 +98,23 @@ pub(crate) async fn own(dir: &Path, cancel: &CancellationToken) -> Result<Found,
     Ok(found)
 }
 
-/// Adds the filter drivers of every checked-out submodule under `worktree`, recursively.
+/// Adds the filter drivers of every checked-out submodule under `worktree` (whose git
+/// directory is `git_dir`), recursively.
 pub(crate) async fn submodules(
     worktree: &Path,
+    git_dir: &Path,
     found: &mut Found,
     cancel: &CancellationToken,
 ) -> Result<(), ToolError> {
+    if !gitlinks::may_hold_gitlinks(git_dir).await {
+        return Ok(());
+    }
     let mut level = vec![worktree.to_path_buf()];
     let mut seen = 0usize;
     for depth in 0..=MAX_DEPTH {
         let mut next = Vec::new();
         for top in &level {
-            for sub in checked_out(top, found, cancel).await? {
+            for sub in gitlinks::checked_out(top, cancel).await? {
                 seen += 1;
                 if depth == MAX_DEPTH || seen > MAX_SUBMODULES {
                     return Err(refused(
@@ -131,63 +137,6 @@ pub(crate) async fn submodules(
 
 fn refused(why: &str) -> ToolError {
     ToolError::git(&["git".to_owned(), "config".to_owned()], None, why)
-}
-
-/// The working trees of the submodules `.gitmodules` under `top` names that are checked
-/// out (a `.git` entry inside a real directory, not a symlink), as git would recurse.
-async fn checked_out(
-    top: &Path,
-    found: &mut Found,
-    cancel: &CancellationToken,
-) -> Result<Vec<PathBuf>, ToolError> {
-    let gitmodules = top.join(".gitmodules");
-    found.watched.push(gitmodules.clone());
-    if std::fs::symlink_metadata(&gitmodules).is_err() {
-        return Ok(Vec::new());
-    }
-    let out = Invocation::new(Program::Git)
-        .dir(top)
-        .args(["--no-optional-locks", "config", "-z", "--file"])
-        .arg(&gitmodules)
-        .args(["--get-regexp", r"^submodule\..*\.path$"])
-        .capture(LIST_CAP, cancel)
-        .await
-        .map_err(|e| ToolError::from_run(&["git".to_owned(), "config".to_owned()], e))?;
-    if out.sink.truncated {
-        return Err(refused("the .gitmodules file is too large to check"));
-    }
-    let mut subs = Vec::new();
-    for record in out.sink.bytes.split(|b| *b == 0) {
-        let Some(nl) = record.iter().position(|b| *b == b'\n') else {
-            continue;
-        };
-        let Some(rel) = record.get(nl + 1..) else {
-            continue;
-        };
-        let rel = Path::new(OsStr::from_bytes(rel));
-        if rel.as_os_str().is_empty()
-            || rel.is_absolute()
-            || rel
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            continue;
-        }
-        let dir = top.join(rel);
-        if is_real_dir(top, rel) && std::fs::symlink_metadata(dir.join(".git")).is_ok() {
-            subs.push(dir);
-        }
-    }
-    Ok(subs)
-}
-
-/// True when every component of `rel` under `top` is a directory, not a symlink.
-fn is_real_dir(top: &Path, rel: &Path) -> bool {
-    let mut at = top.to_path_buf();
-    rel.components().all(|c| {
-        at.push(c);
-        std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
-    })
 }
 
 /// Reads one repository's configuration into `found`. Merge drivers count only for the
@@ -251,6 +200,13 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
             && !found.watched.contains(file)
         {
             found.watched.push(file.clone());
+            // A submodule's git directory changes when its index does, which is when a
+            // gitlink may appear inside it.
+            if scope == b"local"
+                && let Some(dir) = file.parent()
+            {
+                found.watched.push(dir.to_path_buf());
+            }
         }
         if let (Some(value), Some(file)) = (value, &file)
             && is_include(key)
@@ -376,6 +332,7 @@ local\0file:.git/extra.cfg\0x.flag\0",
             f.watched,
             vec![
                 PathBuf::from("/r/.git/config"),
+                PathBuf::from("/r/.git"),
                 PathBuf::from("/r/.git/extra.cfg"),
                 PathBuf::from("/abs/other.cfg"),
             ]

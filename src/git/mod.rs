@@ -6,6 +6,7 @@
 
 pub mod args;
 mod drivers;
+mod gitlinks;
 pub mod index_copy;
 pub mod merge;
 pub mod repo;

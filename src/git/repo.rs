@@ -236,7 +236,7 @@ async fn discover(
     let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
     let mut drivers = drivers?;
     if let Some(top) = &worktree {
-        drivers::submodules(top, &mut drivers, cancel).await?;
+        drivers::submodules(top, &git_dir, &mut drivers, cancel).await?;
     }
     let disarm = drivers.overrides(
         &config.trusted_drivers,

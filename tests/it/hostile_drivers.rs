@@ -220,6 +220,36 @@ fn a_submodules_own_filters_never_run_when_the_parent_recurses() {
 }
 
 #[test]
+fn an_embedded_repository_never_registered_as_a_submodule_runs_nothing_either() {
+    let fx = Fixture::new();
+    let marker = fx.path("ran-something");
+    let script = canary(&fx, "evil", &marker);
+    let parent = fx.init("parent", &[]);
+    fx.commit(&parent, "p.txt", "p\n", "parent first");
+    let inner = fx.init("parent/inner", &[]);
+    fx.commit(&inner, "f.txt", "one\n", "inner first");
+    fx.git(
+        &inner,
+        &["config", "filter.evil.clean", script.to_str().unwrap()],
+    );
+    fx.write(&inner, ".git/info/attributes", "* filter=evil\n");
+    // A gitlink with no .gitmodules entry, as `git add` of a nested clone leaves it.
+    fx.git(&parent, &["add", "inner"]);
+    fx.git(&parent, &["commit", "-q", "-m", "embed"]);
+    assert!(!parent.join(".gitmodules").exists());
+    stat_dirty(&inner.join("f.txt"));
+    let mut server = fx.server(&[], &[]);
+    assert_quiet(&mut server, &worktree_reads(&parent, "inner"), &marker);
+    let changes = server.call("worktree.changes", json!({ "repoPath": parent }));
+    assert_eq!(changes["data"]["clean"], true, "{changes}");
+
+    // The same git, run plainly, does run the embedded repository's filter.
+    stat_dirty(&inner.join("f.txt"));
+    fx.git(&parent, &["status"]);
+    assert!(marker.exists(), "the embedded repository's filter is live");
+}
+
+#[test]
 fn submodule_diffs_never_run_the_submodules_external_diff_or_textconv() {
     let fx = Fixture::new();
     let marker = fx.path("ran-something");
