@@ -52,6 +52,11 @@ fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(IndexCopy { _dir: dir, path });
         }
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(ToolError::unsupported(
+                "the repository's index is a symbolic link, which gitward does not follow",
+            ));
+        }
         Err(e) => return Err(failed(e)),
     };
     let meta = file.metadata().map_err(failed)?;

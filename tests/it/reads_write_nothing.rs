@@ -192,3 +192,21 @@ fn every_read_tool_leaves_git_dir_untouched_on_a_stat_dirty_repository() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn a_symlinked_index_is_refused_not_followed() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "one\n", "first");
+    fx.write(&repo, "a.txt", "two\n");
+    let elsewhere = fx.path("elsewhere-index");
+    std::fs::rename(repo.join(".git/index"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.join(".git/index")).unwrap();
+    let result = fx.call("diff.text", json!({ "repoPath": repo }));
+    let error = &result["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("symbolic link"),
+        "{result}"
+    );
+    assert_ne!(error["code"], -32603, "{result}");
+}
