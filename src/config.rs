@@ -32,6 +32,9 @@ pub mod vars {
     pub const DISABLE_BUNDLED_MCP: &str = "FYLLO_DISABLE_BUNDLED_MCP";
     /// Explicit OpenSpec CLI path.
     pub const OPENSPEC_CLI_PATH: &str = "FYLLO_OPENSPEC_CLI_PATH";
+    /// Comma-separated filter driver names a repository may run during reads, when the
+    /// program behind each resolves outside the repository and every allowed root.
+    pub const TRUSTED_DRIVERS: &str = "GITWARD_TRUSTED_DRIVERS";
 }
 
 /// Groups of tools that can be switched on at start.
@@ -72,6 +75,8 @@ pub struct Config {
     pub run_dir: Option<PathBuf>,
     /// The frozen workspace of the spec tools; `None` hides them.
     pub workspace: Option<std::sync::Arc<crate::specs::workspace::Workspace>>,
+    /// Filter drivers the user trusts to run during reads (see `git::trust`).
+    pub trusted_drivers: Vec<String>,
 }
 
 impl Default for Config {
@@ -83,6 +88,7 @@ impl Default for Config {
             gateway_addr: None,
             run_dir: None,
             workspace: None,
+            trusted_drivers: Vec::new(),
         }
     }
 }
@@ -113,9 +119,17 @@ impl Config {
             .iter()
             .filter_map(|name| std::env::var(name).ok())
             .find(|v| !v.trim().is_empty());
+        let trusted_drivers = std::env::var(vars::TRUSTED_DRIVERS)
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned)
+            .collect();
         Ok(Config {
             allowed_roots,
             gateway_addr,
+            trusted_drivers,
             run_dir: run_dir(),
             ..Config::default()
         })

@@ -3,6 +3,12 @@
 //! merge-tree stores the merged blobs and trees it computes. Pointing
 //! `GIT_OBJECT_DIRECTORY` at a private temporary directory, with the repository's own
 //! objects as the only alternate, lets it read everything and write nothing we keep.
+//!
+//! What git still does to the repository: before writing an object it checks whether the
+//! object exists anywhere, alternates included, and if so "freshens" it (`utime` on the
+//! pack file or loose object file that holds it) instead of writing. There is no option
+//! to turn that off, so a merge whose result contains a tree or blob the repository
+//! already has moves that file's modification time; contents never change.
 //! Merge drivers are disarmed for every command by [`super::repo`].
 
 use std::ffi::OsString;

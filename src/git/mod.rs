@@ -5,8 +5,12 @@
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
+mod drivers;
+mod gitlinks;
+pub mod index_copy;
 pub mod merge;
 pub mod repo;
+mod trust;
 pub mod write;
 
 use std::ffi::OsString;
@@ -20,7 +24,10 @@ pub use args::{Oid, RepoRelPath, Rev};
 pub use repo::{ObjectFormat, Repo};
 
 /// Settings placed before every read command. Each one removes a way for a repository's
-/// own configuration to start a program or to change what we parse.
+/// own configuration to start a program or to change what we parse. These are fixed
+/// literals, so `-c` is safe for them and keeps them visible in a process listing;
+/// anything derived from the repository (driver names) travels in the environment
+/// instead (`Invocation::git_config`).
 const READ_OVERRIDES: &[&str] = &[
     // Never take optional locks or refresh the index while reading.
     "--no-optional-locks",
@@ -100,7 +107,7 @@ impl<'a> Git<'a> {
                 .dir(&self.repo.path)
                 .timeout(self.timeout)
                 .args(READ_OVERRIDES.iter().copied())
-                .args(self.repo.disarm.iter().cloned())
+                .git_config(&self.repo.disarm)
                 .args(args),
         }
     }

@@ -14,6 +14,7 @@ use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
+use super::drivers;
 use crate::config::Config;
 use crate::error::ToolError;
 use crate::process::{Invocation, Program};
@@ -39,12 +40,34 @@ pub struct Repo {
     pub common_dir: PathBuf,
     pub bare: bool,
     pub object_format: ObjectFormat,
-    /// `-c` overrides that disarm filter drivers defined by the repository's own config
-    /// and merge drivers defined by any config.
-    pub(crate) disarm: Vec<OsString>,
+    /// Config overrides (key, value) that disarm filter drivers defined by the repository
+    /// or its submodules and merge drivers defined by any config ([`super::drivers`]).
+    pub(crate) disarm: Vec<(OsString, OsString)>,
+}
+
+/// Where no trusted driver's program may live: the repository's own directories and
+/// every allowed root, canonical.
+fn untrusted_roots(config: &Config, own: &[Option<&Path>]) -> Vec<PathBuf> {
+    own.iter()
+        .flatten()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .chain(config.allowed_roots.iter().cloned())
+        .collect()
 }
 
 impl Repo {
+    /// Names of the filter drivers that were disarmed, for results to report.
+    pub fn disarmed_filters(&self) -> Vec<String> {
+        self.disarm
+            .iter()
+            .filter_map(|(key, _)| {
+                let key = key.as_encoded_bytes();
+                let name = key.strip_prefix(b"filter.")?.strip_suffix(b".required")?;
+                Some(String::from_utf8_lossy(name).into_owned())
+            })
+            .collect()
+    }
+
     /// The path shown to callers: the canonical top level as text.
     pub fn display(&self) -> String {
         self.path.to_string_lossy().into_owned()
@@ -68,7 +91,9 @@ fn stat(path: &Path) -> Option<(SystemTime, u64, u64)> {
     Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
-fn fingerprint(repo: &Repo) -> Fingerprint {
+/// `watched` are the configuration files (includes followed) and `.gitmodules` files the
+/// driver list was derived from.
+fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
     let mut files = vec![
         repo.git_dir.clone(),
         repo.common_dir.join("config"),
@@ -77,10 +102,11 @@ fn fingerprint(repo: &Repo) -> Fingerprint {
     if let Some(top) = &repo.worktree {
         files.push(top.join(".git"));
     }
+    files.extend(watched.iter().cloned());
     Fingerprint(files.iter().map(|p| stat(p)).collect())
 }
 
-type Cache = Mutex<HashMap<PathBuf, (Arc<Repo>, Fingerprint)>>;
+type Cache = Mutex<HashMap<PathBuf, (Arc<Repo>, Vec<PathBuf>, Fingerprint)>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
@@ -98,15 +124,16 @@ pub async fn open(
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
-    let repo = Arc::new(discover(field, &canonical, cancel).await?);
+    let (repo, watched) = discover(config, field, &canonical, cancel).await?;
+    let repo = Arc::new(repo);
     if !config.allows(&repo.path) {
         return Err(ToolError::invalid(field, "is outside the allowed roots"));
     }
-    let print = fingerprint(&repo);
+    let print = fingerprint(&repo, &watched);
     cache()
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(canonical, (Arc::clone(&repo), print));
+        .insert(canonical, (Arc::clone(&repo), watched, print));
     Ok(repo)
 }
 
@@ -138,11 +165,16 @@ pub fn canonical_dir(config: &Config, field: &str, value: &str) -> Result<PathBu
 
 fn cached(canonical: &Path) -> Option<Arc<Repo>> {
     let cache = cache().lock().unwrap_or_else(|p| p.into_inner());
-    let (repo, print) = cache.get(canonical)?;
-    (fingerprint(repo) == *print).then(|| Arc::clone(repo))
+    let (repo, watched, print) = cache.get(canonical)?;
+    (fingerprint(repo, watched) == *print).then(|| Arc::clone(repo))
 }
 
-async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result<Repo, ToolError> {
+async fn discover(
+    config: &Config,
+    field: &str,
+    dir: &Path,
+    cancel: &CancellationToken,
+) -> Result<(Repo, Vec<PathBuf>), ToolError> {
     // `--show-toplevel` comes last: in a bare repository it fails after the rest printed.
     let layout = Invocation::new(Program::Git)
         .dir(dir)
@@ -157,22 +189,9 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
             "--show-toplevel",
         ])
         .capture(64 * 1024, cancel);
-    // Filter drivers the repository itself defines (local and worktree scope) are the
-    // ones that could run a program during `status` or `diff`; merge drivers of any scope
-    // could run one during `merge-tree`. Each gets disarmed.
-    let drivers = Invocation::new(Program::Git)
-        .dir(dir)
-        .args([
-            "--no-optional-locks",
-            "config",
-            "--show-scope",
-            "--includes",
-            "--null",
-            "--name-only",
-            "--get-regexp",
-            r"^filter\.|^merge\..+\.driver$",
-        ])
-        .capture(256 * 1024, cancel);
+    // Filter drivers the repository itself defines could run a program during `status`
+    // or `diff`; merge drivers of any scope during `merge-tree`. Each gets disarmed.
+    let drivers = drivers::own(dir, cancel);
     let (layout, drivers) = tokio::join!(layout, drivers);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let layout = layout.map_err(|e| ToolError::from_run(&args(&["git", "rev-parse"]), e))?;
@@ -215,21 +234,22 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
     let worktree = (!bare).then(|| lines.get(4).map(PathBuf::from)).flatten();
     let git_dir = PathBuf::from(git_dir);
     let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
-    let disarm = match drivers {
-        Ok(found) if found.success() => disarm_drivers(&found.sink.bytes),
-        // A cut list would leave the rest armed: refuse rather than run them.
-        Ok(found) if found.sink.truncated => {
-            return Err(ToolError::git(
-                &args(&["git", "config"]),
-                found.code,
-                "the configuration defines more filter and merge drivers than can be disarmed",
-            ));
-        }
-        // Exit 1 means no driver is defined; anything else we treat the same way, since
-        // config problems surface in the real command that follows.
-        _ => Vec::new(),
-    };
-    Ok(Repo {
+    let mut drivers = drivers?;
+    if let Some(top) = &worktree {
+        drivers::submodules(top, &git_dir, &mut drivers, cancel).await?;
+    }
+    let disarm = drivers.overrides(
+        &config.trusted_drivers,
+        &untrusted_roots(
+            config,
+            &[
+                worktree.as_deref(),
+                Some(git_dir.as_path()),
+                Some(Path::new(common_dir)),
+            ],
+        ),
+    );
+    let repo = Repo {
         path,
         worktree,
         common_dir: PathBuf::from(common_dir),
@@ -237,70 +257,6 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
         bare,
         object_format,
         disarm,
-    })
-}
-
-/// `-c` overrides for the drivers named in `found`: NUL-separated pairs of scope and
-/// config key, such as `local` and `filter.lfs.clean`. A filter counts only when the
-/// repository defines it (the user's own filters, LFS say, keep shaping what git shows);
-/// a merge driver counts wherever it is defined.
-fn disarm_drivers(found: &[u8]) -> Vec<OsString> {
-    let items: Vec<&str> = found
-        .split(|b| *b == 0)
-        .map(|k| std::str::from_utf8(k).unwrap_or(""))
-        .collect();
-    let mut filters: Vec<&str> = Vec::new();
-    let mut merges: Vec<&str> = Vec::new();
-    for pair in items.chunks_exact(2) {
-        let [scope, key] = [pair[0], pair[1]];
-        if let Some(rest) = key.strip_prefix("filter.") {
-            if matches!(scope, "local" | "worktree") {
-                filters.extend(rest.rsplit_once('.').map(|(driver, _)| driver));
-            }
-        } else if key.starts_with("merge.") && key.ends_with(".driver") {
-            merges.push(key);
-        }
-    }
-    filters.sort_unstable();
-    filters.dedup();
-    merges.sort_unstable();
-    merges.dedup();
-    let filters = filters.into_iter().flat_map(|d| {
-        // An empty command makes git skip the filter; `required=false` keeps it from
-        // then refusing to continue.
-        ["clean", "smudge", "process"]
-            .into_iter()
-            .map(move |key| format!("filter.{d}.{key}="))
-            .chain(std::iter::once(format!("filter.{d}.required=false")))
-    });
-    // Without a command the driver cannot run; git reports the path as conflicted.
-    let merges = merges.into_iter().map(|key| format!("{key}="));
-    filters
-        .chain(merges)
-        .flat_map(|kv| [OsString::from("-c"), OsString::from(kv)])
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_repository_defined_filter_is_disarmed() {
-        let args = disarm_drivers(
-            b"local\0filter.evil.clean\0worktree\0filter.evil.smudge\0local\0filter.a.b.process\0\
-global\0filter.lfs.clean\0global\0merge.theirs.driver\0local\0merge.evil.driver\0",
-        );
-        let text: Vec<_> = args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        assert!(text.contains(&"filter.evil.clean=".to_owned()));
-        assert!(text.contains(&"filter.evil.required=false".to_owned()));
-        assert!(text.contains(&"filter.a.b.process=".to_owned()));
-        assert!(!text.iter().any(|a| a.starts_with("filter.lfs.")));
-        assert!(text.contains(&"merge.evil.driver=".to_owned()));
-        assert!(text.contains(&"merge.theirs.driver=".to_owned()));
-        assert_eq!(text.iter().filter(|a| *a == "-c").count(), 10);
-    }
+    };
+    Ok((repo, drivers.watched))
 }

@@ -79,6 +79,13 @@ fn is_stripped(name: &OsStr) -> bool {
         || FORCED.iter().any(|(k, _)| *k == name)
 }
 
+/// True for the variables [`super::Invocation::git_config`] sets.
+pub(crate) fn is_config_var(name: &OsStr) -> bool {
+    name.to_str().is_some_and(|name| {
+        name == "GIT_CONFIG_COUNT" || STRIPPED_PREFIXES.iter().any(|p| name.starts_with(p))
+    })
+}
+
 /// The full environment for children, computed once from our own environment.
 pub fn child_env() -> &'static [(OsString, OsString)] {
     static ENV: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();

@@ -87,6 +87,26 @@ impl Invocation {
         self
     }
 
+    /// Configuration for this one git run, as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
+    /// `GIT_CONFIG_VALUE_n`: key and value stay apart whatever bytes they hold (a `-c`
+    /// argument is split at its first `=`), and git hands them on to the gits it starts.
+    /// Replaces any earlier call's set.
+    pub fn git_config(mut self, pairs: &[(OsString, OsString)]) -> Self {
+        self.extra_env.retain(|(name, _)| !env::is_config_var(name));
+        if pairs.is_empty() {
+            return self;
+        }
+        self.extra_env
+            .push(("GIT_CONFIG_COUNT".into(), pairs.len().to_string().into()));
+        for (i, (key, value)) in pairs.iter().enumerate() {
+            self.extra_env
+                .push((format!("GIT_CONFIG_KEY_{i}").into(), key.clone()));
+            self.extra_env
+                .push((format!("GIT_CONFIG_VALUE_{i}").into(), value.clone()));
+        }
+        self
+    }
+
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self

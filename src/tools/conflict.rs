@@ -3,8 +3,11 @@
 //!
 //! The prediction runs `git merge-tree --write-tree`, which must write the merged blobs
 //! and trees it computes. Those writes go to a temporary object directory (the
-//! repository's own objects are reached as an alternate), deleted afterwards, so the
-//! repository stays byte-for-byte unchanged. Merge drivers that configuration defines
+//! repository's own objects are reached as an alternate), deleted afterwards, so no file
+//! of the repository is created, removed or rewritten. One effect remains, and git has
+//! no switch for it: an object the merge computes that the repository already has is
+//! "freshened" rather than written (its pack or loose file gets a new modification
+//! time). Merge drivers that configuration defines
 //! are disarmed: a path they govern is predicted as a content conflict rather than run.
 
 use std::collections::HashMap;

@@ -9,6 +9,7 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::index_copy::IndexCopy;
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
 use crate::model::PathText;
 use crate::parse::patch::Patch;
@@ -153,6 +154,9 @@ impl Tool for DiffText {
             "--no-color",
             "--no-ext-diff",
             "--no-textconv",
+            // The other forms (`diff.submodule=log|diff`) run git inside each submodule,
+            // under the submodule's own configuration (its external diff, its textconv).
+            "--submodule=short",
             "-M",
         ]
         .map(str::to_owned)
@@ -164,10 +168,14 @@ impl Tool for DiffText {
         }
         let max_bytes = input.max_bytes.usize();
         let max_lines = input.max_lines.map(|l| l.get());
-        let done = git
-            .cmd(args)
-            .stream(Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME))
-            .await?;
+        let patch = Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME);
+        let done = if compared.ends_with("-to-worktree") {
+            // Comparing with the working tree refreshes the index: let git refresh a copy.
+            let index = IndexCopy::new(&repo).await?;
+            git.cmd_on_copy(&index, args).stream(patch).await?
+        } else {
+            git.cmd(args).stream(patch).await?
+        };
         let patch = done.sink;
         let (text, truncated) = patch.cut(max_bytes, max_lines);
         let (diff, lossy) = crate::model::lossy(text);

@@ -225,6 +225,11 @@ pub struct Local<D> {
     pub source: &'static str,
     /// The canonical top level of the repository (its git directory when bare).
     pub repo_path: String,
+    /// Present when the repository (or a submodule) defines filter drivers that gitward
+    /// did not run: files they apply to may show as modified where git, running them,
+    /// sees none. `GITWARD_TRUSTED_DRIVERS` names drivers that may run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disarmed_filters: Vec<String>,
     pub data: D,
 }
 
@@ -235,6 +240,7 @@ impl<D> Local<D> {
             read_only: true,
             source: "local-git",
             repo_path: repo.display(),
+            disarmed_filters: repo.disarmed_filters(),
             data,
         }
     }

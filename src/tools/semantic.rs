@@ -19,6 +19,7 @@ use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::gateway::addr::GatewayAddr;
 use crate::gateway::http;
+use crate::git::index_copy::IndexCopy;
 use crate::git::{Git, Oid, Repo, RepoRelPath, Rev, repo};
 
 /// The seed's wording, verbatim.
@@ -152,7 +153,15 @@ impl Request {
         args.extend(self.head.iter().map(Oid::to_string));
         args.push("--".into());
         args.extend(self.path.iter().map(|p| p.as_str().to_owned()));
-        let out = git.cmd(args).capture(crate::git::DEFAULT_CAP).await?;
+        let out = if self.head.is_none() {
+            // Comparing with the working tree refreshes the index: let git refresh a copy.
+            let index = IndexCopy::new(&self.repo).await?;
+            git.cmd_on_copy(&index, args)
+                .capture(crate::git::DEFAULT_CAP)
+                .await?
+        } else {
+            git.cmd(args).capture(crate::git::DEFAULT_CAP).await?
+        };
         let all: Vec<&[u8]> = out
             .sink
             .bytes

@@ -173,6 +173,9 @@ pub struct Entry {
     /// Why the merge prediction was not made although the branch diverged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub potential_conflict_skipped: Option<&'static str>,
+    /// Filter drivers the repository defines that were not run (see `repo.status`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disarmed_filters: Vec<String>,
     /// Committer time of HEAD, epoch milliseconds.
     pub last_commit_timestamp: Option<i64>,
     pub elapsed_ms: u64,
@@ -400,6 +403,7 @@ async fn look(
         .await
         .map_err(|e| reason(&e))?;
     entry.repo_path = repo.display();
+    entry.disarmed_filters = repo.disarmed_filters();
     repo.require_worktree().map_err(|e| e.message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
     let status = git
@@ -473,7 +477,8 @@ fn operation(git_dir: &Path) -> Option<&'static str> {
     }
 }
 
-/// Would merging the upstream conflict? merge-tree writes nothing to the repository.
+/// Would merging the upstream conflict? merge-tree writes no file of the repository (it
+/// may freshen an existing object's modification time; see `crate::git::merge`).
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
     let scratch = Scratch::new(repo).map_err(|e| e.message)?;
     let done = git

@@ -1,0 +1,94 @@
+//! A private copy of the index for porcelain commands that refresh it.
+//!
+//! `git diff` against the working tree re-reads stat-dirty files and then rewrites
+//! `.git/index` (taking `index.lock`) to remember what it learnt; `GIT_OPTIONAL_LOCKS=0`
+//! does not stop it. Pointed at a throw-away copy through `GIT_INDEX_FILE`, it refreshes
+//! the copy instead and prints exactly what it would have printed. The copy is opened
+//! without following symlinks, must be a regular file, and is size-capped.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+
+use super::{Command, Git, Repo};
+use crate::error::ToolError;
+
+/// The largest index copied; a bigger one is refused rather than read unbounded.
+const MAX_INDEX: u64 = 1 << 30;
+
+/// A copy of one repository's index in a private temporary directory, removed on drop.
+pub struct IndexCopy {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl IndexCopy {
+    /// Copies the index of `repo`'s worktree (none yet is fine: git reads a missing index
+    /// as empty). Blocking file work runs off the async workers.
+    pub async fn new(repo: &Repo) -> Result<IndexCopy, ToolError> {
+        let source = repo.git_dir.join("index");
+        tokio::task::spawn_blocking(move || copy(source))
+            .await
+            .map_err(|e| ToolError::internal(format!("index copy stopped: {e}")))?
+    }
+}
+
+fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
+    let failed = |e: std::io::Error| ToolError::internal(format!("cannot copy the index: {e}"));
+    let dir = tempfile::Builder::new()
+        .prefix("gitward-index-")
+        .tempdir()
+        .map_err(failed)?;
+    let path = dir.path().join("index");
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(&source)
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(IndexCopy { _dir: dir, path });
+        }
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return Err(ToolError::unsupported(
+                "the repository's index is a symbolic link, which gitward does not follow",
+            ));
+        }
+        Err(e) => return Err(failed(e)),
+    };
+    let meta = file.metadata().map_err(failed)?;
+    if !meta.is_file() {
+        return Err(ToolError::unsupported(
+            "the repository's index is not a regular file",
+        ));
+    }
+    let mut reader = file.take(MAX_INDEX + 1);
+    let mut out = File::create_new(&path).map_err(failed)?;
+    let copied = std::io::copy(&mut reader, &mut out).map_err(failed)?;
+    if copied > MAX_INDEX {
+        return Err(ToolError::unsupported(
+            "the repository's index is larger than gitward reads",
+        ));
+    }
+    out.flush().map_err(failed)?;
+    Ok(IndexCopy { _dir: dir, path })
+}
+
+impl Git<'_> {
+    /// A read-only git command that uses `index` instead of the repository's index.
+    pub fn cmd_on_copy<I, S>(&self, index: &IndexCopy, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        // A split index would write its shared part next to the real index.
+        let argv: Vec<OsString> = ["-c".into(), "core.splitIndex=false".into()]
+            .into_iter()
+            .chain(args.into_iter().map(Into::into))
+            .collect();
+        self.cmd(argv).env("GIT_INDEX_FILE", &index.path)
+    }
+}
