@@ -17,6 +17,7 @@ mod hostile;
 mod interop;
 mod presence;
 mod protocol;
+mod reach;
 mod repo_history;
 mod repo_refs;
 mod repo_status;
