@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod merge;
+pub mod reach;
 pub mod repo;
 pub mod write;
 

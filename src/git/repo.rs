@@ -42,6 +42,9 @@ pub struct Repo {
     /// `-c` overrides that disarm filter drivers defined by the repository's own config
     /// and merge drivers defined by any config.
     pub(crate) disarm: Vec<OsString>,
+    /// Further files whose change means the repository must be checked again (the
+    /// alternates files read when checking the allowed roots).
+    pub(crate) watched: Vec<PathBuf>,
 }
 
 impl Repo {
@@ -77,6 +80,9 @@ fn fingerprint(repo: &Repo) -> Fingerprint {
     if let Some(top) = &repo.worktree {
         files.push(top.join(".git"));
     }
+    files.push(repo.git_dir.join("commondir"));
+    files.push(repo.common_dir.join("objects/info/alternates"));
+    files.extend(repo.watched.iter().cloned());
     Fingerprint(files.iter().map(|p| stat(p)).collect())
 }
 
@@ -98,10 +104,21 @@ pub async fn open(
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
-    let repo = Arc::new(discover(field, &canonical, cancel).await?);
+    let mut repo = discover(field, &canonical, cancel).await?;
     if !config.allows(&repo.path) {
         return Err(ToolError::invalid(field, "is outside the allowed roots"));
     }
+    let roots = config.allowed_roots.clone();
+    let (git_dir, common_dir) = (repo.git_dir.clone(), repo.common_dir.clone());
+    let reach = crate::safe_file::off_thread(cancel, move || {
+        super::reach::check(&roots, &git_dir, &common_dir)
+    })
+    .await?
+    .map_err(|outside| ToolError::invalid(field, outside.0))?;
+    repo.git_dir = reach.git_dir;
+    repo.common_dir = reach.common_dir;
+    repo.watched = reach.alternates_files;
+    let repo = Arc::new(repo);
     let print = fingerprint(&repo);
     cache()
         .lock()
@@ -237,6 +254,7 @@ async fn discover(field: &str, dir: &Path, cancel: &CancellationToken) -> Result
         bare,
         object_format,
         disarm,
+        watched: Vec::new(),
     })
 }
 

@@ -181,3 +181,129 @@ fn fifos_in_the_git_directory_never_stall_the_server() {
     let digest = &answers[&103]["result"]["structuredContent"];
     assert!(digest.get("error").is_none(), "{digest}");
 }
+
+/// A value for each required argument other than `repoPath`, by name. A new tool with a
+/// required argument not listed here fails the test until one is added, so every tool
+/// taking a repository is covered.
+fn example(tool: &str, field: &str) -> Value {
+    match field {
+        "path" => json!("a.txt"),
+        "targetRef" | "commit" => json!("HEAD"),
+        "since" => json!("2000-01-01T00:00:00Z"),
+        _ => panic!("{tool}: add an example value for the required argument {field}"),
+    }
+}
+
+/// Arguments naming `repo` for every listed tool that takes a repository path.
+fn repository_calls(server: &mut Server, repo: &Path) -> Vec<(String, Value)> {
+    let list = server.request("tools/list", json!({}));
+    let mut calls = Vec::new();
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap().to_owned();
+        let schema = &tool["inputSchema"];
+        let properties = schema["properties"].as_object().unwrap();
+        let mut args = json!({});
+        if properties.contains_key("repoPath") && !properties.contains_key("repoPaths") {
+            args["repoPath"] = json!(repo);
+        } else if properties.contains_key("repoPaths") {
+            args["repoPaths"] = json!([repo]);
+        } else {
+            continue;
+        }
+        for field in schema["required"].as_array().into_iter().flatten() {
+            let field = field.as_str().unwrap();
+            if field != "repoPath" {
+                args[field] = example(&name, field);
+            }
+        }
+        calls.push((name, args));
+    }
+    calls
+}
+
+#[test]
+fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
+    let fx = Fixture::new();
+    let allowed = fx.path("allowed");
+    std::fs::create_dir_all(&allowed).unwrap();
+    let victim = fx.init("outside/victim", &[]);
+    let secret = fx.commit(&victim, "a.txt", "private\n", "victim secret commit");
+    let victim_git = victim.join(".git");
+
+    // A `.git` file naming the other repository's git directory.
+    let gitfile = allowed.join("gitfile");
+    std::fs::create_dir_all(&gitfile).unwrap();
+    std::fs::write(
+        gitfile.join(".git"),
+        format!("gitdir: {}\n", victim_git.display()),
+    )
+    .unwrap();
+    // A `.git` symlink.
+    let linked = allowed.join("dotgit-link");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&victim_git, linked.join(".git")).unwrap();
+    // A git directory whose `commondir` is the other repository's.
+    let common = allowed.join("commondir");
+    std::fs::create_dir_all(common.join(".git")).unwrap();
+    std::fs::write(common.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        common.join(".git/commondir"),
+        format!("{}\n", victim_git.display()),
+    )
+    .unwrap();
+    // A repository of its own that borrows the other one's objects.
+    let borrowing = fx.init("allowed/alternates", &[]);
+    std::fs::write(
+        borrowing.join(".git/objects/info/alternates"),
+        format!("{}\n", victim_git.join("objects").display()),
+    )
+    .unwrap();
+    std::fs::write(
+        borrowing.join(".git/refs/heads/main"),
+        format!("{secret}\n"),
+    )
+    .unwrap();
+
+    let plain = fx.init("allowed/plain", &[]);
+    fx.commit(&plain, "a.txt", "one\n", "first");
+
+    let root = allowed.display().to_string();
+    let mut server = fx.server(&["--allowed-root", &root], &[]);
+    let ok = server.call("repo.status", json!({ "repoPath": plain }));
+    assert!(ok.get("error").is_none(), "{ok}");
+
+    for repo in [&gitfile, &linked, &common, &borrowing] {
+        // Plain git does serve the other repository's history from here: the test can tell.
+        assert_eq!(
+            fx.git(repo, &["log", "-1", "--format=%H"]),
+            secret,
+            "{}",
+            repo.display()
+        );
+        let calls = repository_calls(&mut server, repo);
+        assert!(calls.len() >= 17, "{calls:?}");
+        for (tool, args) in calls {
+            let result = server.call(&tool, args.clone());
+            let text = result.to_string();
+            assert!(
+                !text.contains(&secret),
+                "{tool} {args} served the other repository: {text}"
+            );
+            if tool.starts_with("fleet.") {
+                assert!(
+                    text.contains("is outside the allowed roots"),
+                    "{tool} {args}: {text}"
+                );
+                continue;
+            }
+            assert_eq!(result["error"]["code"], -32602, "{tool} {args}: {text}");
+            assert_eq!(result["error"]["data"]["field"], "repoPath", "{text}");
+            let message = result["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("is outside the allowed roots")
+                    && message.contains("add an allowed root"),
+                "{tool} {args}: {message}"
+            );
+        }
+    }
+}

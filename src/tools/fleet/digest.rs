@@ -604,6 +604,11 @@ fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     if !config.allows(&layout.top) {
         return Scan::failed(&display, "is outside the allowed roots".into());
     }
+    if let Err(outside) =
+        crate::git::reach::check(&config.allowed_roots, &layout.git_dir, &layout.common_dir)
+    {
+        return Scan::failed(&display, outside.0);
+    }
     let mut scan = Scan {
         display,
         reftable: layout.common_dir.join("reftable").is_dir(),
@@ -1027,6 +1032,7 @@ fn repo_of(layout: &Layout, chosen: &[(usize, Raw)], r: usize) -> Repo {
             ObjectFormat::Sha1
         },
         disarm: Vec::new(),
+        watched: Vec::new(),
     }
 }
 
