@@ -98,7 +98,13 @@ pub async fn run(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Va
             );
         }
     }
-    let incomplete = match std::fs::read_to_string(change_dir.join("tasks.md")) {
+    if let Err(e) = owner
+        .confine(&change_dir.join("tasks.md"))
+        .and_then(|_| owner.confine(&target.path().join("openspec/changes/archive")))
+    {
+        return json!({ "target": target, "errors": [e] });
+    }
+    let incomplete = match tasks::read(&change_dir.join("tasks.md")) {
         Ok(text) => tasks::parse(&text).iter().filter(|t| !t.done).count(),
         Err(e) => {
             return json!({
@@ -364,7 +370,7 @@ async fn resume(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Val
     };
     let target = owner.target(name, mode, &dir);
     let deltas = delta_specs(&archived);
-    let incomplete = std::fs::read_to_string(archived.join("tasks.md"))
+    let incomplete = tasks::read(&archived.join("tasks.md"))
         .map(|t| tasks::parse(&t).iter().filter(|t| !t.done).count())
         .unwrap_or(0);
     let archive = |error: Option<Value>| {
@@ -429,6 +435,9 @@ async fn pending_archive(
         let Some(archived) = newest_archive(&dir, name) else {
             continue;
         };
+        if owner.confine(&archived).is_err() {
+            continue;
+        }
         let status = metadata::read_status(&archived.join(".openspec.yaml"))
             .ok()
             .flatten();

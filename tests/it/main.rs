@@ -23,5 +23,6 @@ mod repo_refs;
 mod repo_status;
 mod semantic;
 mod specs;
+mod specs_reach;
 mod submodule;
 mod worktree;
