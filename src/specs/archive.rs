@@ -98,10 +98,24 @@ pub async fn run(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Va
             );
         }
     }
-    if let Err(e) = owner
-        .confine(&change_dir.join("tasks.md"))
-        .and_then(|_| owner.confine(&target.path().join("openspec/changes/archive")))
-    {
+    let deltas = delta_specs(&change_dir);
+    // OpenSpec reads the change and writes the archive and the synced specs: each place
+    // must lead inside the folder before it runs.
+    let specs = target.path().join("openspec/specs");
+    let touched = [
+        change_dir.join("tasks.md"),
+        change_dir.join("specs"),
+        target.path().join("openspec/changes/archive"),
+        specs.clone(),
+    ]
+    .into_iter()
+    .chain(deltas.iter().flat_map(|cap| {
+        [
+            change_dir.join("specs").join(cap).join("spec.md"),
+            specs.join(cap).join("spec.md"),
+        ]
+    }));
+    if let Some(e) = touched.filter_map(|p| owner.confine(&p).err()).next() {
         return json!({ "target": target, "errors": [e] });
     }
     let incomplete = match tasks::read(&change_dir.join("tasks.md")) {
@@ -114,7 +128,6 @@ pub async fn run(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Va
             });
         }
     };
-    let deltas = delta_specs(&change_dir);
     let predicted = target
         .path()
         .join("openspec/changes/archive")

@@ -214,7 +214,7 @@ pub(crate) fn write_artifacts(fx: &Fixture, dir: &Path, name: &str, cap: &str) {
     );
 }
 
-fn tick_all(dir: &Path, name: &str) {
+pub(crate) fn tick_all(dir: &Path, name: &str) {
     let path = dir.join(format!("openspec/changes/{name}/tasks.md"));
     let text = read(&path).replace("- [ ]", "- [x]");
     std::fs::write(path, text).unwrap();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::specs::{Ws, state, write_artifacts};
+use crate::specs::{Ws, state, tick_all, write_artifacts};
 
 /// Another project, outside every workspace folder, with a change of its own.
 fn other_project(ws: &Ws) -> (PathBuf, PathBuf, String) {
@@ -140,5 +140,44 @@ fn a_worktrees_symlink_leading_out_of_the_folder_is_refused() {
         std::fs::read_dir(&elsewhere).unwrap().count(),
         0,
         "a worktree was created outside the folder"
+    );
+}
+
+#[test]
+fn archiving_never_syncs_specs_into_another_project() {
+    let mut ws = Ws::new();
+    let repo = ws.repo("api");
+    let (other, _, _) = other_project(&ws);
+    let theirs = other.join("openspec/specs/greeting");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let spec = "## Purpose\n\nTheirs.\n";
+    std::fs::write(theirs.join("spec.md"), spec).unwrap();
+
+    let mut server = ws.server();
+    state(
+        &mut server,
+        "create-proposal",
+        json!({ "changeName": "one", "worktreeMode": "main" }),
+    );
+    write_artifacts(&ws.fx, &repo, "one", "greeting");
+    tick_all(&repo, "one");
+    std::os::unix::fs::symlink(&theirs, repo.join("openspec/specs/greeting")).unwrap();
+    let archived = state(
+        &mut server,
+        "archive-change",
+        json!({ "changeName": "one", "folderId": "api", "confirm": true,
+                "commitMessage": "feat(greeting): add a greeting" }),
+    );
+    assert!(
+        archived.to_string().contains("MCP_PATH_OUTSIDE_FOLDER"),
+        "{archived:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("spec.md")).unwrap(),
+        spec
+    );
+    assert!(
+        repo.join("openspec/changes/one").is_dir(),
+        "nothing was archived"
     );
 }
