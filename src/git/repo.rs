@@ -108,16 +108,18 @@ pub async fn open(
     if !config.allows(&repo.path) {
         return Err(ToolError::invalid(field, "is outside the allowed roots"));
     }
-    let roots = config.allowed_roots.clone();
-    let (git_dir, common_dir) = (repo.git_dir.clone(), repo.common_dir.clone());
-    let reach = crate::safe_file::off_thread(cancel, move || {
-        super::reach::check(&roots, &git_dir, &common_dir)
-    })
-    .await?
-    .map_err(|outside| ToolError::invalid(field, outside.0))?;
-    repo.git_dir = reach.git_dir;
-    repo.common_dir = reach.common_dir;
-    repo.watched = reach.alternates_files;
+    if !config.allowed_roots.is_empty() {
+        let roots = config.allowed_roots.clone();
+        let (git_dir, common_dir) = (repo.git_dir.clone(), repo.common_dir.clone());
+        let reach = crate::safe_file::off_thread(cancel, move || {
+            super::reach::check(&roots, &git_dir, &common_dir)
+        })
+        .await?
+        .map_err(|outside| ToolError::invalid(field, outside.0))?;
+        repo.git_dir = reach.git_dir;
+        repo.common_dir = reach.common_dir;
+        repo.watched = reach.alternates_files;
+    }
     let repo = Arc::new(repo);
     let print = fingerprint(&repo);
     cache()
