@@ -942,7 +942,9 @@ async fn submodule_paths(
     let Some(top) = worktree else {
         return Ok(Vec::new());
     };
-    if !top.join(".gitmodules").is_file() {
+    // Like git, never through a symlink: it could name any file on the machine.
+    let modules = std::fs::symlink_metadata(top.join(".gitmodules"));
+    if !modules.is_ok_and(|m| m.is_file()) {
         return Ok(Vec::new());
     }
     let out = git

@@ -78,6 +78,13 @@ fn symlinked_operation_files_are_never_returned() {
     for name in ["head-name", "onto"] {
         std::os::unix::fs::symlink(&secret, merge.join(name)).unwrap();
     }
+    let modules = fx.path("modules");
+    std::fs::write(
+        &modules,
+        "[submodule \"s\"]\n\tpath = leaked-secret-modules\n\turl = ./s\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&modules, repo.join(".gitmodules")).unwrap();
     std::fs::write(merge.join("msgnum"), "1\n").unwrap();
     std::fs::write(merge.join("end"), "2\n").unwrap();
 
