@@ -70,9 +70,10 @@ pub struct Owner {
     pub not_git: Option<String>,
     /// Linked worktrees (canonical, present, inside the folder), in git's order.
     pub linked: Vec<PathBuf>,
-    /// The main worktree's `openspec/` leads outside the folder: it is no candidate.
+    /// The main worktree's OpenSpec directories lead outside the folder: it is no candidate.
     pub main_refused: bool,
-    /// Worktrees left out because they, or their `openspec/`, lead outside the folder.
+    /// Worktrees left out because they, or their OpenSpec directories, lead outside the
+    /// folder.
     pub refused: Vec<SpecError>,
 }
 
@@ -93,6 +94,16 @@ impl Owner {
     /// `path` resolved, if it stays inside the folder.
     pub fn confine(&self, path: &Path) -> Result<PathBuf, SpecError> {
         confine::inside(&self.path, path)
+    }
+
+    /// Whether a worktree may be a candidate: it and the OpenSpec directories the tools
+    /// and the CLI read in it lead inside the folder.
+    fn admit(&self, worktree: &Path) -> Result<(), SpecError> {
+        self.confine(worktree)?;
+        for rel in ["openspec/changes", "openspec/specs"] {
+            self.confine(&worktree.join(rel))?;
+        }
+        Ok(())
     }
 
     pub fn target(&self, change: &str, mode: Mode, path: &Path) -> Target {
@@ -155,7 +166,7 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
         main_refused: false,
         refused: Vec::new(),
     };
-    if let Err(e) = owner.confine(&path.join("openspec")) {
+    if let Err(e) = owner.admit(&path) {
         owner.main_refused = true;
         owner.refused.push(e);
     }
@@ -194,10 +205,7 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
     };
     for linked in linked_worktrees(&repo, &path, cancel).await? {
         // A registered worktree can be any directory; only those inside the folder count.
-        match owner
-            .confine(&linked)
-            .and_then(|_| owner.confine(&linked.join("openspec")))
-        {
+        match owner.admit(&linked) {
             Ok(_) => owner.linked.push(linked),
             Err(e) => owner.refused.push(e),
         }

@@ -181,3 +181,24 @@ fn archiving_never_syncs_specs_into_another_project() {
         "nothing was archived"
     );
 }
+
+#[test]
+fn a_changes_symlink_inside_a_real_openspec_is_refused() {
+    let mut ws = Ws::new();
+    let repo = ws.repo("api");
+    let (other, _, _) = other_project(&ws);
+    std::fs::create_dir_all(repo.join("openspec")).unwrap();
+    std::os::unix::fs::symlink(
+        other.join("openspec/changes"),
+        repo.join("openspec/changes"),
+    )
+    .unwrap();
+
+    let mut server = ws.server();
+    let explored = state(&mut server, "explore", json!({}));
+    assert_not_listed(&explored, &other);
+    assert!(
+        codes(&explored, "warnings").contains(&"MCP_PATH_OUTSIDE_FOLDER".to_owned()),
+        "{explored:#}"
+    );
+}
