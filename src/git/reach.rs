@@ -70,12 +70,14 @@ pub fn check(roots: &[PathBuf], git_dir: &Path, common_dir: &Path) -> Result<Rea
         git_dir,
         common_dir,
     };
-    let mut seen = vec![reach.common_dir.join("objects")];
-    let mut queue = vec![(reach.common_dir.join("objects"), 0usize)];
+    let objects = resolve("object directory", &reach.common_dir.join("objects"))?;
+    let mut seen = vec![objects.clone()];
+    let mut queue = vec![(objects, 0usize)];
     while let Some((objects, depth)) = queue.pop() {
         if depth > MAX_DEPTH {
             continue;
         }
+        linked_objects(roots, &objects)?;
         let listed = match safe_file::read_in(&objects, "info/alternates", ALTERNATES_CAP) {
             Ok(bytes) => bytes,
             Err(Refusal::Missing) => continue,
@@ -113,6 +115,29 @@ pub fn check(roots: &[PathBuf], git_dir: &Path, common_dir: &Path) -> Result<Rea
         }
     }
     Ok(reach)
+}
+
+/// Symlinks among an object directory's fan-out directories and packs lead git to
+/// objects elsewhere: each must lead inside the roots too.
+fn linked_objects(roots: &[PathBuf], objects: &Path) -> Result<(), Outside> {
+    for dir in [objects.to_path_buf(), objects.join("pack")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(target) = std::fs::canonicalize(&path) else {
+                continue;
+            };
+            if !inside(roots, &target) {
+                return Err(outside(roots, "object store entry", &target));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One line of an alternates file as a path: blank lines and `#` comments are skipped,

@@ -235,6 +235,7 @@ fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
     std::fs::create_dir_all(&allowed).unwrap();
     let victim = fx.init("outside/victim", &[]);
     let secret = fx.commit(&victim, "a.txt", "private\n", "victim secret commit");
+    fx.git(&victim, &["repack", "-a", "-d", "-q"]);
     let victim_git = victim.join(".git");
 
     // A `.git` file naming the other repository's git directory.
@@ -271,6 +272,35 @@ fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
     )
     .unwrap();
 
+    // A repository whose object directory is a symlink.
+    let objects_link = fx.init("allowed/objects-link", &[]);
+    std::fs::remove_dir_all(objects_link.join(".git/objects")).unwrap();
+    std::os::unix::fs::symlink(
+        victim_git.join("objects"),
+        objects_link.join(".git/objects"),
+    )
+    .unwrap();
+    std::fs::write(
+        objects_link.join(".git/refs/heads/main"),
+        format!("{secret}\n"),
+    )
+    .unwrap();
+    // A repository whose packs are symlinks.
+    let pack_link = fx.init("allowed/pack-link", &[]);
+    for pack in std::fs::read_dir(victim_git.join("objects/pack")).unwrap() {
+        let pack = pack.unwrap();
+        std::os::unix::fs::symlink(
+            pack.path(),
+            pack_link.join(".git/objects/pack").join(pack.file_name()),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        pack_link.join(".git/refs/heads/main"),
+        format!("{secret}\n"),
+    )
+    .unwrap();
+
     let plain = fx.init("allowed/plain", &[]);
     fx.commit(&plain, "a.txt", "one\n", "first");
 
@@ -279,7 +309,14 @@ fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
     let ok = server.call("repo.status", json!({ "repoPath": plain }));
     assert!(ok.get("error").is_none(), "{ok}");
 
-    for repo in [&gitfile, &linked, &common, &borrowing] {
+    for repo in [
+        &gitfile,
+        &linked,
+        &common,
+        &borrowing,
+        &objects_link,
+        &pack_link,
+    ] {
         // Plain git does serve the other repository's history from here: the test can tell.
         assert_eq!(
             fx.git(repo, &["log", "-1", "--format=%H"]),
