@@ -70,6 +70,12 @@ pub fn check(roots: &[PathBuf], git_dir: &Path, common_dir: &Path) -> Result<Rea
         git_dir,
         common_dir,
     };
+    // Refs, packed refs, logs or config symlinked elsewhere would show another
+    // repository's names, ids and settings. A shared hooks directory is common and
+    // harmless here: reads never run hooks.
+    for dir in [&reach.git_dir, &reach.common_dir] {
+        symlinks_inside(roots, dir, "git directory entry", &["hooks"])?;
+    }
     let objects = resolve("object directory", &reach.common_dir.join("objects"))?;
     let mut seen = vec![objects.clone()];
     let mut queue = vec![(objects, 0usize)];
@@ -120,21 +126,32 @@ pub fn check(roots: &[PathBuf], git_dir: &Path, common_dir: &Path) -> Result<Rea
 /// Symlinks among an object directory's fan-out directories and packs lead git to
 /// objects elsewhere: each must lead inside the roots too.
 fn linked_objects(roots: &[PathBuf], objects: &Path) -> Result<(), Outside> {
-    for dir in [objects.to_path_buf(), objects.join("pack")] {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    symlinks_inside(roots, objects, "object store entry", &[])?;
+    symlinks_inside(roots, &objects.join("pack"), "object store entry", &[])
+}
+
+/// Every symlink directly in `dir`, except those named in `spared`, must lead inside the
+/// roots (a dangling one leads nowhere git can read).
+fn symlinks_inside(
+    roots: &[PathBuf],
+    dir: &Path,
+    what: &str,
+    spared: &[&str],
+) -> Result<(), Outside> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        if !entry.file_type().is_ok_and(|t| t.is_symlink())
+            || spared.iter().any(|name| entry.file_name() == **name)
+        {
+            continue;
+        }
+        let Ok(target) = std::fs::canonicalize(entry.path()) else {
             continue;
         };
-        for entry in entries.flatten() {
-            if !entry.file_type().is_ok_and(|t| t.is_symlink()) {
-                continue;
-            }
-            let path = entry.path();
-            let Ok(target) = std::fs::canonicalize(&path) else {
-                continue;
-            };
-            if !inside(roots, &target) {
-                return Err(outside(roots, "object store entry", &target));
-            }
+        if !inside(roots, &target) {
+            return Err(outside(roots, what, &target));
         }
     }
     Ok(())
@@ -227,6 +244,13 @@ mod tests {
         let roots = vec![inner.clone(), root.join("inner2")];
         let git = inner.join(".git");
         assert!(check(&roots, &git, &git).is_ok());
+        // A shared hooks directory elsewhere is fine; shared refs are not.
+        std::os::unix::fs::symlink(&outer, git.join("hooks")).unwrap();
+        assert!(check(&roots, &git, &git).is_ok());
+        std::os::unix::fs::symlink(outer.join(".git"), git.join("refs")).unwrap();
+        let err = check(&roots, &git, &git).unwrap_err();
+        assert!(err.0.contains("git directory entry"), "{err:?}");
+        std::fs::remove_file(git.join("refs")).unwrap();
 
         // A relative alternate inside, whose own alternate points outside.
         std::fs::write(

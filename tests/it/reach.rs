@@ -301,6 +301,11 @@ fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
     )
     .unwrap();
 
+    // A repository whose refs are another repository's.
+    let refs_link = fx.init("allowed/refs-link", &[]);
+    std::fs::remove_dir_all(refs_link.join(".git/refs")).unwrap();
+    std::os::unix::fs::symlink(victim_git.join("refs"), refs_link.join(".git/refs")).unwrap();
+
     let plain = fx.init("allowed/plain", &[]);
     fx.commit(&plain, "a.txt", "one\n", "first");
 
@@ -316,10 +321,11 @@ fn git_data_outside_the_allowed_roots_is_refused_by_every_tool() {
         &borrowing,
         &objects_link,
         &pack_link,
+        &refs_link,
     ] {
-        // Plain git does serve the other repository's history from here: the test can tell.
+        // Plain git does show the other repository's commit from here: the test can tell.
         assert_eq!(
-            fx.git(repo, &["log", "-1", "--format=%H"]),
+            fx.git(repo, &["rev-parse", "main"]),
             secret,
             "{}",
             repo.display()
