@@ -989,7 +989,7 @@ fn count_uninitialized(subs: &mut Submodules, worktree: Option<&Path>, paths: &[
 /// The first `cap` bytes of `rel` under `top` when it is a regular file reached without
 /// a symlink (empty otherwise), so an enormous file cannot exhaust memory. Git itself does
 /// not follow symbolic links for in-tree attribute files, and a link could lead to a FIFO.
-pub fn read_capped(top: &Path, rel: &str, cap: u64) -> Vec<u8> {
+fn read_capped(top: &Path, rel: &str, cap: u64) -> Vec<u8> {
     crate::safe_file::read_prefix_in(top, rel, cap).unwrap_or_default()
 }
 
