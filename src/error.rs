@@ -117,6 +117,22 @@ impl ToolError {
     }
 }
 
+impl From<crate::safe_file::Stalled> for ToolError {
+    fn from(err: crate::safe_file::Stalled) -> Self {
+        use crate::safe_file::Stalled;
+        let reason = match err {
+            Stalled::Deadline => "timeout",
+            Stalled::Cancelled => "cancelled",
+            Stalled::Failed => return ToolError::internal(err.to_string()),
+        };
+        ToolError::new(
+            code::GIT_FAILED,
+            err.to_string(),
+            json!({ "reason": reason }),
+        )
+    }
+}
+
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({})", self.message, self.code)

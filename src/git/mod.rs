@@ -9,6 +9,7 @@ mod drivers;
 mod gitlinks;
 pub mod index_copy;
 pub mod merge;
+pub mod reach;
 pub mod repo;
 mod trust;
 pub mod write;

@@ -43,6 +43,9 @@ pub struct Repo {
     /// Config overrides (key, value) that disarm filter drivers defined by the repository
     /// or its submodules and merge drivers defined by any config ([`super::drivers`]).
     pub(crate) disarm: Vec<(OsString, OsString)>,
+    /// Further files whose change means the repository must be checked again (the
+    /// alternates files read when checking the allowed roots).
+    pub(crate) watched: Vec<PathBuf>,
 }
 
 /// Where no trusted driver's program may live: the repository's own directories and
@@ -102,6 +105,9 @@ fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
     if let Some(top) = &repo.worktree {
         files.push(top.join(".git"));
     }
+    files.push(repo.git_dir.join("commondir"));
+    files.push(repo.common_dir.join("objects/info/alternates"));
+    files.extend(repo.watched.iter().cloned());
     files.extend(watched.iter().cloned());
     Fingerprint(files.iter().map(|p| stat(p)).collect())
 }
@@ -124,11 +130,23 @@ pub async fn open(
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
-    let (repo, watched) = discover(config, field, &canonical, cancel).await?;
-    let repo = Arc::new(repo);
+    let (mut repo, watched) = discover(config, field, &canonical, cancel).await?;
     if !config.allows(&repo.path) {
         return Err(ToolError::invalid(field, "is outside the allowed roots"));
     }
+    if !config.allowed_roots.is_empty() {
+        let roots = config.allowed_roots.clone();
+        let (git_dir, common_dir) = (repo.git_dir.clone(), repo.common_dir.clone());
+        let reach = crate::safe_file::off_thread(cancel, move || {
+            super::reach::check(&roots, &git_dir, &common_dir)
+        })
+        .await?
+        .map_err(|outside| ToolError::invalid(field, outside.0))?;
+        repo.git_dir = reach.git_dir;
+        repo.common_dir = reach.common_dir;
+        repo.watched = reach.alternates_files;
+    }
+    let repo = Arc::new(repo);
     let print = fingerprint(&repo, &watched);
     cache()
         .lock()
@@ -257,6 +275,7 @@ async fn discover(
         bare,
         object_format,
         disarm,
+        watched: Vec::new(),
     };
     Ok((repo, drivers.watched))
 }

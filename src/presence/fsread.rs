@@ -4,9 +4,9 @@
 //! FIFO, must be a regular file, and is read within byte caps. Every byte read is counted
 //! in a [`Meter`], so the cost of a call is observable.
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -65,14 +65,7 @@ impl Meter {
 
 /// Opens a regular file for reading: no final symlink, no blocking open of a FIFO.
 pub fn open_regular(path: &Path) -> Option<(File, Metadata)> {
-    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(flags.bits() as i32)
-        .open(path)
-        .ok()?;
-    let meta = file.metadata().ok()?;
-    meta.is_file().then_some((file, meta))
+    crate::safe_file::open_regular(path).ok()
 }
 
 /// Modification time in ms of a path that is not a symlink.

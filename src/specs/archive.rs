@@ -98,7 +98,27 @@ pub async fn run(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Va
             );
         }
     }
-    let incomplete = match std::fs::read_to_string(change_dir.join("tasks.md")) {
+    let deltas = delta_specs(&change_dir);
+    // OpenSpec reads the change and writes the archive and the synced specs: each place
+    // must lead inside the folder before it runs.
+    let specs = target.path().join("openspec/specs");
+    let touched = [
+        change_dir.join("tasks.md"),
+        change_dir.join("specs"),
+        target.path().join("openspec/changes/archive"),
+        specs.clone(),
+    ]
+    .into_iter()
+    .chain(deltas.iter().flat_map(|cap| {
+        [
+            change_dir.join("specs").join(cap).join("spec.md"),
+            specs.join(cap).join("spec.md"),
+        ]
+    }));
+    if let Some(e) = touched.filter_map(|p| owner.confine(&p).err()).next() {
+        return json!({ "target": target, "errors": [e] });
+    }
+    let incomplete = match tasks::read(&change_dir.join("tasks.md")) {
         Ok(text) => tasks::parse(&text).iter().filter(|t| !t.done).count(),
         Err(e) => {
             return json!({
@@ -108,7 +128,6 @@ pub async fn run(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Va
             });
         }
     };
-    let deltas = delta_specs(&change_dir);
     let predicted = target
         .path()
         .join("openspec/changes/archive")
@@ -364,7 +383,7 @@ async fn resume(owner: &Owner, req: &Request, cancel: &CancellationToken) -> Val
     };
     let target = owner.target(name, mode, &dir);
     let deltas = delta_specs(&archived);
-    let incomplete = std::fs::read_to_string(archived.join("tasks.md"))
+    let incomplete = tasks::read(&archived.join("tasks.md"))
         .map(|t| tasks::parse(&t).iter().filter(|t| !t.done).count())
         .unwrap_or(0);
     let archive = |error: Option<Value>| {
@@ -429,6 +448,9 @@ async fn pending_archive(
         let Some(archived) = newest_archive(&dir, name) else {
             continue;
         };
+        if owner.confine(&archived).is_err() {
+            continue;
+        }
         let status = metadata::read_status(&archived.join(".openspec.yaml"))
             .ok()
             .flatten();

@@ -153,11 +153,25 @@ fn unquote(value: &str) -> &str {
     value
 }
 
+/// Longest `.openspec.yaml` read.
+const META_CAP: u64 = 1024 * 1024;
+
+/// The file's text: a regular file, not a symlink (its target would be read, and edited),
+/// at most [`META_CAP`] bytes.
 fn read(path: &Path) -> Result<String, MetaError> {
-    std::fs::read_to_string(path).map_err(|source| MetaError::Read {
+    use crate::safe_file::Refusal;
+    use std::io::{Error, ErrorKind};
+    let fail = |source| MetaError::Read {
         path: path.to_owned(),
         source,
-    })
+    };
+    let bytes = crate::safe_file::read(path, META_CAP).map_err(|why| {
+        fail(match why {
+            Refusal::Missing => Error::new(ErrorKind::NotFound, "no such file"),
+            other => Error::other(other.to_string()),
+        })
+    })?;
+    String::from_utf8(bytes).map_err(|_| fail(Error::new(ErrorKind::InvalidData, "not UTF-8")))
 }
 
 /// The current top-level status, if exactly one plain value is present.

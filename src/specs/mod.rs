@@ -9,6 +9,7 @@
 //! gets the workflow instruction alongside what went wrong.
 
 pub mod archive;
+pub mod confine;
 pub mod events;
 pub mod metadata;
 pub mod openspec;

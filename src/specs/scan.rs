@@ -64,7 +64,7 @@ pub fn changes(worktree: &Path) -> std::io::Result<Vec<Change>> {
             continue;
         }
         let path = entry.path();
-        let (completed, total) = match std::fs::read_to_string(path.join("tasks.md")) {
+        let (completed, total) = match tasks::read(&path.join("tasks.md")) {
             Ok(text) => tasks::progress(&tasks::parse(&text)),
             Err(_) => (0, 0),
         };

@@ -15,6 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::SpecError;
+use super::confine;
 use super::workspace::{Folder, Workspace};
 use crate::config::Config;
 use crate::git::{Git, Repo, repo};
@@ -67,8 +68,13 @@ pub struct Owner {
     pub repo: Option<Arc<Repo>>,
     /// Why the folder is treated as a plain directory, when it is.
     pub not_git: Option<String>,
-    /// Linked worktrees (canonical, present), in git's order.
+    /// Linked worktrees (canonical, present, inside the folder), in git's order.
     pub linked: Vec<PathBuf>,
+    /// The main worktree's OpenSpec directories lead outside the folder: it is no candidate.
+    pub main_refused: bool,
+    /// Worktrees left out because they, or their OpenSpec directories, lead outside the
+    /// folder.
+    pub refused: Vec<SpecError>,
 }
 
 impl Owner {
@@ -81,8 +87,23 @@ impl Owner {
         self.linked
             .iter()
             .map(|p| (Mode::Linked, p.clone()))
-            .chain(std::iter::once((Mode::Main, self.path.clone())))
+            .chain((!self.main_refused).then(|| (Mode::Main, self.path.clone())))
             .collect()
+    }
+
+    /// `path` resolved, if it stays inside the folder.
+    pub fn confine(&self, path: &Path) -> Result<PathBuf, SpecError> {
+        confine::inside(&self.path, path)
+    }
+
+    /// Whether a worktree may be a candidate: it and the OpenSpec directories the tools
+    /// and the CLI read in it lead inside the folder.
+    fn admit(&self, worktree: &Path) -> Result<(), SpecError> {
+        self.confine(worktree)?;
+        for rel in ["openspec/changes", "openspec/specs"] {
+            self.confine(&worktree.join(rel))?;
+        }
+        Ok(())
     }
 
     pub fn target(&self, change: &str, mode: Mode, path: &Path) -> Target {
@@ -142,7 +163,13 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
         repo: None,
         not_git: None,
         linked: Vec::new(),
+        main_refused: false,
+        refused: Vec::new(),
     };
+    if let Err(e) = owner.admit(&path) {
+        owner.main_refused = true;
+        owner.refused.push(e);
+    }
     // Authorization comes from the workspace descriptor, not from allowed roots.
     let open = repo::open(
         &Config::default(),
@@ -176,7 +203,13 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
             .with(json!({ "folderId": folder.folder_id })));
         }
     };
-    owner.linked = linked_worktrees(&repo, &path, cancel).await?;
+    for linked in linked_worktrees(&repo, &path, cancel).await? {
+        // A registered worktree can be any directory; only those inside the folder count.
+        match owner.admit(&linked) {
+            Ok(_) => owner.linked.push(linked),
+            Err(e) => owner.refused.push(e),
+        }
+    }
     owner.repo = Some(repo);
     Ok(owner)
 }
@@ -219,8 +252,21 @@ pub async fn linked_worktrees(
 
 /// Finds the change in the owner's candidates; `None` when no candidate holds it.
 pub fn find(owner: &Owner, change: &str) -> Result<Option<Target>, SpecError> {
-    let has = |p: &Path| p.join("openspec/changes").join(change).is_dir();
-    let linked: Vec<&PathBuf> = owner.linked.iter().filter(|p| has(p)).collect();
+    // A change directory that leads outside the folder is refused, not skipped: the
+    // caller named this change.
+    let has = |p: &Path| -> Result<bool, SpecError> {
+        let dir = p.join("openspec/changes").join(change);
+        if !dir.is_dir() {
+            return Ok(false);
+        }
+        owner.confine(&dir).map(|_| true)
+    };
+    let mut linked: Vec<&PathBuf> = Vec::new();
+    for p in &owner.linked {
+        if has(p)? {
+            linked.push(p);
+        }
+    }
     match linked.as_slice() {
         [one] => return Ok(Some(owner.target(change, Mode::Linked, one))),
         [] => {}
@@ -235,7 +281,7 @@ pub fn find(owner: &Owner, change: &str) -> Result<Option<Target>, SpecError> {
             .with(json!({ "candidates": paths })));
         }
     }
-    Ok(has(&owner.path).then(|| owner.target(change, Mode::Main, &owner.path)))
+    Ok(has(&owner.path)?.then(|| owner.target(change, Mode::Main, &owner.path)))
 }
 
 /// Like [`find`], but a missing change is an error.

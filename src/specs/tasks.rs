@@ -14,6 +14,20 @@
 //!        | ws+                            (whitespace-only box, always a task)
 //! ```
 
+/// Longest `tasks.md` read.
+const TASKS_CAP: u64 = 8 * 1024 * 1024;
+
+/// The text of a `tasks.md`: a regular file, not a symlink, at most [`TASKS_CAP`] bytes.
+pub fn read(path: &std::path::Path) -> std::io::Result<String> {
+    use crate::safe_file::Refusal;
+    use std::io::{Error, ErrorKind};
+    let bytes = crate::safe_file::read(path, TASKS_CAP).map_err(|why| match why {
+        Refusal::Missing => Error::new(ErrorKind::NotFound, "no such file"),
+        other => Error::other(other.to_string()),
+    })?;
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8"))
+}
+
 /// One task line.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Task {

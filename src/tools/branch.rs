@@ -868,10 +868,13 @@ fn log_file(repo: &Repo, full: &str) -> std::path::PathBuf {
     dir.join("logs").join(full)
 }
 
+/// The last [`REFLOG_TAIL`] bytes of a reflog file, and whether that is all of it. A
+/// symlink, FIFO or device in its place counts as no reflog.
 fn read_tail(path: &std::path::Path) -> std::io::Result<(Vec<u8>, bool)> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let (mut file, meta) = crate::safe_file::open_regular(path)
+        .map_err(|why| std::io::Error::other(why.to_string()))?;
+    let len = meta.len();
     let start = len.saturating_sub(REFLOG_TAIL);
     file.seek(SeekFrom::Start(start))?;
     let mut bytes = Vec::with_capacity((len - start) as usize);
@@ -913,7 +916,8 @@ async fn reflog_data(
             (walk.into_entries(), more)
         }
     } else {
-        match read_tail(&log_file(repo, &full)) {
+        let file = log_file(repo, &full);
+        match crate::safe_file::off_thread(git.cancel(), move || read_tail(&file)).await? {
             Ok((bytes, complete)) => {
                 let entries = reflog::newest_lines(&bytes, complete, limit + 1)
                     .map_err(|e| ToolError::internal(e.to_string()))?;

@@ -310,10 +310,16 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     let config = read_config(git);
     let modules = submodule_paths(git, worktree.as_deref());
     let files = convention_files(git, worktree.as_deref());
-    let (status, bare_head, commits, refs, config, modules, files) =
-        tokio::try_join!(status, bare_head, commits, refs, config, modules, files)?;
+    let git_dir = repo.git_dir.clone();
+    let operation = async {
+        crate::safe_file::off_thread(git.cancel(), move || read_operation(&git_dir))
+            .await
+            .map_err(ToolError::from)
+    };
+    let (status, bare_head, commits, refs, config, modules, files, operation) = tokio::try_join!(
+        status, bare_head, commits, refs, config, modules, files, operation
+    )?;
 
-    let operation = read_operation(&repo.git_dir);
     let (head, working_tree, stashes, mut submodules) = match (status, bare_head) {
         (Some(s), _) => summarize_status(s),
         (None, Some(h)) => (h.head, None, h.stashes, Submodules::default()),
@@ -858,14 +864,18 @@ async fn convention_files(
         .copied()
         .collect();
     let (present, attributes): (Vec<&str>, Vec<u8>) = match worktree {
-        Some(top) => (
-            wanted
-                .iter()
-                .copied()
-                .filter(|f| top.join(f).is_file())
-                .collect(),
-            read_capped(&top.join(".gitattributes"), ATTRIBUTES_CAP),
-        ),
+        Some(top) => {
+            let top = top.to_path_buf();
+            crate::safe_file::off_thread(git.cancel(), move || {
+                let present = wanted
+                    .iter()
+                    .copied()
+                    .filter(|f| top.join(f).is_file())
+                    .collect();
+                (present, read_capped(&top, ".gitattributes", ATTRIBUTES_CAP))
+            })
+            .await?
+        }
         None => {
             let listed = git
                 .cmd([
@@ -932,7 +942,9 @@ async fn submodule_paths(
     let Some(top) = worktree else {
         return Ok(Vec::new());
     };
-    if !top.join(".gitmodules").is_file() {
+    // Like git, never through a symlink: it could name any file on the machine.
+    let modules = std::fs::symlink_metadata(top.join(".gitmodules"));
+    if !modules.is_ok_and(|m| m.is_file()) {
         return Ok(Vec::new());
     }
     let out = git
@@ -974,31 +986,26 @@ fn count_uninitialized(subs: &mut Submodules, worktree: Option<&Path>, paths: &[
 // ---------------------------------------------------------------------------------------
 // in-progress operations
 
-/// The first `cap` bytes of a regular file the repository controls (empty otherwise), so
-/// an enormous file cannot exhaust memory. Symbolic links are not followed, as git itself
-/// does not follow them for in-tree attribute files, and a link to a FIFO could block.
-pub fn read_capped(path: &Path, cap: u64) -> Vec<u8> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-    if let (true, Ok(file)) = (regular, std::fs::File::open(path)) {
-        let _ = file.take(cap).read_to_end(&mut bytes);
-    }
-    bytes
+/// The first `cap` bytes of `rel` under `top` when it is a regular file reached without
+/// a symlink (empty otherwise), so an enormous file cannot exhaust memory. Git itself does
+/// not follow symbolic links for in-tree attribute files, and a link could lead to a FIFO.
+fn read_capped(top: &Path, rel: &str, cap: u64) -> Vec<u8> {
+    crate::safe_file::read_prefix_in(top, rel, cap).unwrap_or_default()
 }
 
-fn read_trimmed(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let text = text.trim();
-    (!text.is_empty()).then(|| text.to_owned())
+/// Marker files hold a ref name, an object id or a number.
+const MARKER_CAP: u64 = 4096;
+
+fn read_trimmed(git_dir: &Path, rel: &str) -> Option<String> {
+    crate::safe_file::text_in(git_dir, rel, MARKER_CAP)
 }
 
-fn read_number(path: &Path) -> Option<u64> {
-    read_trimmed(path)?.parse().ok()
+fn read_number(git_dir: &Path, rel: &str) -> Option<u64> {
+    read_trimmed(git_dir, rel)?.parse().ok()
 }
 
-fn first_word(path: &Path) -> Option<String> {
-    read_trimmed(path)?
+fn first_word(git_dir: &Path, rel: &str) -> Option<String> {
+    read_trimmed(git_dir, rel)?
         .split_whitespace()
         .next()
         .map(str::to_owned)
@@ -1028,10 +1035,10 @@ pub fn read_operation(git_dir: &Path) -> Option<Operation> {
     let merge = git_dir.join("rebase-merge");
     if merge.is_dir() {
         return Some(Operation {
-            branch: branch_name(read_trimmed(&merge.join("head-name"))),
-            onto: read_trimmed(&merge.join("onto")),
-            step: read_number(&merge.join("msgnum")),
-            total: read_number(&merge.join("end")),
+            branch: branch_name(read_trimmed(git_dir, "rebase-merge/head-name")),
+            onto: read_trimmed(git_dir, "rebase-merge/onto"),
+            step: read_number(git_dir, "rebase-merge/msgnum"),
+            total: read_number(git_dir, "rebase-merge/end"),
             ..blank("rebase")
         });
     }
@@ -1042,15 +1049,15 @@ pub fn read_operation(git_dir: &Path) -> Option<Operation> {
             branch: if am {
                 None
             } else {
-                branch_name(read_trimmed(&apply.join("head-name")))
+                branch_name(read_trimmed(git_dir, "rebase-apply/head-name"))
             },
             onto: if am {
                 None
             } else {
-                read_trimmed(&apply.join("onto"))
+                read_trimmed(git_dir, "rebase-apply/onto")
             },
-            step: read_number(&apply.join("next")),
-            total: read_number(&apply.join("last")),
+            step: read_number(git_dir, "rebase-apply/next"),
+            total: read_number(git_dir, "rebase-apply/last"),
             ..blank(if am { "am" } else { "rebase" })
         });
     }
@@ -1059,16 +1066,15 @@ pub fn read_operation(git_dir: &Path) -> Option<Operation> {
         ("CHERRY_PICK_HEAD", "cherry-pick"),
         ("REVERT_HEAD", "revert"),
     ] {
-        if let Some(incoming) = first_word(&git_dir.join(file)) {
+        if let Some(incoming) = first_word(git_dir, file) {
             return Some(Operation {
                 incoming: Some(incoming),
                 ..blank(kind)
             });
         }
     }
-    let todo = git_dir.join("sequencer").join("todo");
-    if todo.is_file() {
-        let first = std::fs::read_to_string(&todo).unwrap_or_default();
+    if let Ok(todo) = crate::safe_file::read_prefix_in(git_dir, "sequencer/todo", 64 * 1024) {
+        let first = String::from_utf8_lossy(&todo);
         let command = first
             .lines()
             .map(str::trim)

@@ -540,7 +540,12 @@ impl Tool for Read {
         let git = Git::new(&repo, &ctx.cancel);
         let max_files = input.max_files.usize();
         let per_side = input.max_bytes_per_side.usize();
-        let (operation, theirs_file) = operation(&repo.git_dir);
+        let git_dir = repo.git_dir.clone();
+        let (operation, theirs_oid) = crate::safe_file::off_thread(&ctx.cancel, move || {
+            let (operation, theirs_file) = operation(&git_dir);
+            (operation, theirs_file.and_then(|f| first_oid(&git_dir, f)))
+        })
+        .await?;
         let done = git
             .cmd(["ls-files", "-u", "-z"])
             .stream(Records::new(Stages::new(max_files)))
@@ -569,17 +574,25 @@ impl Tool for Read {
         }
         let operation = operation.unwrap_or("unknown");
         let head = git.head().await?;
-        let theirs_oid = theirs_file.and_then(|f| first_oid(&repo.git_dir.join(f)));
         let subjects = subjects(&git, head.iter().chain(theirs_oid.iter())).await?;
         let commit_ref = |oid: &Oid| CommitRef {
             sha: oid.to_string(),
             subject: subjects.get(oid).cloned(),
         };
         let contents = contents(&git, &stages.unmerged, per_side).await?;
+        let paths: Vec<Vec<u8>> = stages.unmerged.iter().map(|u| u.path.clone()).collect();
+        let working = crate::safe_file::off_thread(&ctx.cancel, move || {
+            paths
+                .iter()
+                .map(|p| working_regions(&worktree, p))
+                .collect::<Vec<_>>()
+        })
+        .await?;
         let files = stages
             .unmerged
             .iter()
-            .map(|u| conflict_file(&worktree, u, &contents, per_side))
+            .zip(working)
+            .map(|(u, working)| conflict_file(u, working, &contents, per_side))
             .collect();
         let guidance = match operation {
             "rebase" => {
@@ -635,14 +648,9 @@ fn operation(git_dir: &Path) -> (Option<&'static str>, Option<&'static str>) {
 }
 
 /// The first object id in a `*_HEAD` file (an octopus merge lists several).
-fn first_oid(file: &Path) -> Option<Oid> {
-    use std::io::Read as _;
-    let mut text = String::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(4096)
-        .read_to_string(&mut text)
-        .ok()?;
+fn first_oid(git_dir: &Path, file: &str) -> Option<Oid> {
+    let bytes = crate::safe_file::read_prefix_in(git_dir, file, 4096).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
     Oid::parse(text.lines().next()?.split_whitespace().next()?)
 }
 
@@ -703,9 +711,16 @@ async fn contents(
         .collect())
 }
 
+/// The marker regions of a working file, or why it could not be read.
+type Working = Result<(Vec<Region>, bool), &'static str>;
+
+fn working_regions(worktree: &Path, path: &[u8]) -> Working {
+    read_working(worktree, path).map(|bytes| marker_regions(&bytes))
+}
+
 fn conflict_file(
-    worktree: &Path,
     u: &Unmerged,
+    working: Working,
     contents: &HashMap<Oid, crate::parse::cat_file_batch::Object>,
     per_side: usize,
 ) -> ConflictFile {
@@ -714,11 +729,8 @@ fn conflict_file(
             .as_ref()
             .map(|(mode, oid)| side_content(*mode, oid, contents.get(oid), per_side))
     };
-    let (regions, regions_truncated, working_file) = match read_working(worktree, &u.path) {
-        Ok(bytes) => {
-            let (regions, truncated) = marker_regions(&bytes);
-            (regions, truncated, None)
-        }
+    let (regions, regions_truncated, working_file) = match working {
+        Ok((regions, truncated)) => (regions, truncated, None),
         Err(reason) => (Vec::new(), false, Some(reason)),
     };
     ConflictFile {
@@ -778,30 +790,17 @@ fn side_content(
     side
 }
 
-/// The working file's bytes, if it is a regular file inside the working tree.
+/// The working file's bytes, if it is a regular file reached inside the working tree
+/// without a symlink (a directory on the way could lead out of it).
 fn read_working(worktree: &Path, path: &[u8]) -> Result<Vec<u8>, &'static str> {
-    use std::io::Read as _;
+    use crate::safe_file::Refusal;
     use std::os::unix::ffi::OsStrExt;
-    let file = worktree.join(std::ffi::OsStr::from_bytes(path));
-    let meta = std::fs::symlink_metadata(&file).map_err(|_| "missing")?;
-    if !meta.is_file() {
-        return Err("not a regular file");
-    }
-    if meta.len() > MAX_MARKER_SCAN {
-        return Err("too large");
-    }
-    // A directory on the way could be a symlink leading out of the working tree.
-    let canonical = std::fs::canonicalize(&file).map_err(|_| "missing")?;
-    if !canonical.starts_with(worktree) {
-        return Err("not a regular file");
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&canonical)
-        .map_err(|_| "missing")?
-        .take(MAX_MARKER_SCAN)
-        .read_to_end(&mut bytes)
-        .map_err(|_| "missing")?;
-    Ok(bytes)
+    let rel = std::ffi::OsStr::from_bytes(path);
+    crate::safe_file::read_in(worktree, rel, MAX_MARKER_SCAN).map_err(|why| match why {
+        Refusal::TooLarge => "too large",
+        Refusal::NotRegular | Refusal::Escapes => "not a regular file",
+        Refusal::Missing | Refusal::Unreadable => "missing",
+    })
 }
 
 /// Conflict-marker regions: a line starting with exactly seven `<`, `|`, `=`, `>`

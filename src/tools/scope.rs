@@ -430,11 +430,15 @@ async fn read_codeowners(
     for location in codeowners::LOCATIONS {
         let bytes = match worktree {
             Some(top) => {
-                let file = top.join(location);
-                if !file.is_file() {
-                    continue;
+                let top = top.to_path_buf();
+                let read = crate::safe_file::off_thread(git.cancel(), move || {
+                    crate::safe_file::read_prefix_in(&top, location, CODEOWNERS_CAP as u64)
+                })
+                .await?;
+                match read {
+                    Ok(bytes) => bytes,
+                    Err(_) => continue,
                 }
-                super::brief::read_capped(&file, CODEOWNERS_CAP as u64)
             }
             None => {
                 let out = git

@@ -224,7 +224,6 @@ impl Request {
 
 /// The id FluxGit registered for `repo`: `<runDir>/repos/<id>.path` holds its path.
 fn registered_id(run_dir: &Path, repo: &Path) -> Option<String> {
-    use std::io::Read as _;
     let entries = std::fs::read_dir(run_dir.join("repos")).ok()?;
     for entry in entries.take(MAX_REGISTERED).flatten() {
         let name = entry.file_name();
@@ -234,12 +233,10 @@ fn registered_id(run_dir: &Path, repo: &Path) -> Option<String> {
         if id.is_empty() || !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
-        let mut text = String::new();
-        let read =
-            std::fs::File::open(entry.path()).and_then(|f| f.take(4096).read_to_string(&mut text));
-        if read.is_err() {
+        let Ok(bytes) = crate::safe_file::read(&entry.path(), 4096) else {
             continue;
-        }
+        };
+        let text = String::from_utf8_lossy(&bytes);
         let listed = Path::new(text.trim());
         if listed.is_absolute() && std::fs::canonicalize(listed).is_ok_and(|p| p == repo) {
             return Some(id.to_owned());

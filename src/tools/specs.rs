@@ -265,6 +265,17 @@ async fn scan_folder(
         }
     };
     let scan_owner = owner.clone();
+    let refused: Vec<Value> = owner
+        .refused
+        .iter()
+        .map(|e| {
+            json!({
+                "folderId": folder.folder_id,
+                "code": e.code,
+                "message": format!("{}; it is left out", e.message),
+            })
+        })
+        .collect();
     let scanned = tokio::task::spawn_blocking(move || {
         let mut changes: Vec<Value> = Vec::new();
         let mut warnings = Vec::new();
@@ -317,9 +328,13 @@ async fn scan_folder(
     });
     FolderScan {
         changes,
-        warnings: raw_warnings
+        warnings: refused
             .into_iter()
-            .map(|(code, message)| warn(code, message))
+            .chain(
+                raw_warnings
+                    .into_iter()
+                    .map(|(code, message)| warn(code, message)),
+            )
             .collect(),
         owner: Some(owner),
     }
@@ -342,7 +357,10 @@ fn metadata_hint(dir: &Path, name: &str, err: openspec::CliError) -> SpecError {
             .join("openspec/changes")
             .join(name)
             .join(".openspec.yaml");
-        let line = std::fs::read_to_string(&path).ok().and_then(|t| {
+        let text = crate::safe_file::read(&path, 1024 * 1024)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        let line = text.and_then(|t| {
             t.lines()
                 .enumerate()
                 .find(|(_, l)| l.starts_with("created:"))
@@ -571,6 +589,18 @@ impl Tool for CreateProposal {
             }
         };
         let target = owner.target(name, mode, &dir);
+        let written = [
+            "openspec/specs",
+            "openspec/changes/archive",
+            "openspec/config.yaml",
+            "openspec/config.yml",
+        ]
+        .iter()
+        .map(|rel| dir.join(rel))
+        .chain([target.change_dir().join(".openspec.yaml")]);
+        if let Some(e) = written.filter_map(|p| owner.confine(&p).err()).next() {
+            return Ok(SpecReply::errors(vec![e], include));
+        }
         if let Err(e) = bootstrap(&dir) {
             return Ok(SpecReply::errors(vec![e], include));
         }
@@ -649,6 +679,7 @@ async fn prepare_linked(
         )
     })?;
     let path = owner.path.join(".worktrees").join(name);
+    owner.confine(&path)?;
     if path.exists() {
         let canonical = std::fs::canonicalize(&path).unwrap_or(path.clone());
         if !owner.linked.contains(&canonical) {
@@ -715,7 +746,12 @@ async fn prepare_linked(
 fn exclude_worktrees(repo: &crate::git::Repo) -> std::io::Result<()> {
     let info = repo.common_dir.join("info");
     let file = info.join("exclude");
-    let current = std::fs::read_to_string(&file).unwrap_or_default();
+    let current = match crate::safe_file::read(&file, 1024 * 1024) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(crate::safe_file::Refusal::Missing) => String::new(),
+        // Rewriting it would replace what we could not read.
+        Err(why) => return Err(std::io::Error::other(format!("{}: {why}", file.display()))),
+    };
     if current.lines().any(|l| {
         matches!(
             l.trim(),
@@ -875,7 +911,17 @@ impl Tool for ApplyChange {
             Err(e) => return fail(e),
         };
         let tasks_path = target.change_dir().join("tasks.md");
-        let task_list = match std::fs::read_to_string(&tasks_path) {
+        let meta = target.change_dir().join(".openspec.yaml");
+        if let Some(e) = [&tasks_path, &meta]
+            .into_iter()
+            .find_map(|p| owner.confine(p).err())
+        {
+            return Ok(SpecReply::new(
+                json!({ "target": target, "errors": [e] }),
+                include,
+            ));
+        }
+        let task_list = match crate::specs::tasks::read(&tasks_path) {
             Ok(text) => tasks::parse(&text),
             Err(e) => {
                 let code = if e.kind() == std::io::ErrorKind::NotFound {
@@ -893,7 +939,7 @@ impl Tool for ApplyChange {
             }
         };
         // The metadata must be editable before anything else reads or writes it.
-        if let Err(e) = metadata::read_status(&target.change_dir().join(".openspec.yaml")) {
+        if let Err(e) = metadata::read_status(&meta) {
             return Ok(SpecReply::new(
                 json!({ "target": target, "errors": [SpecError::from_meta(&e)] }),
                 include,
@@ -908,7 +954,6 @@ impl Tool for ApplyChange {
                 ));
             }
         };
-        let meta = target.change_dir().join(".openspec.yaml");
         if let Err(e) = metadata::set_status(&meta, metadata::Status::Applying) {
             return Ok(SpecReply::new(
                 json!({ "target": target, "errors": [SpecError::from_meta(&e)] }),

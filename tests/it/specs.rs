@@ -23,14 +23,14 @@ fn openspec_cli() -> PathBuf {
 }
 
 /// A workspace of folders plus a data directory, all under one fixture root.
-struct Ws {
-    fx: Fixture,
+pub(crate) struct Ws {
+    pub(crate) fx: Fixture,
     folders: Vec<(String, PathBuf)>,
     cli: PathBuf,
 }
 
 impl Ws {
-    fn new() -> Ws {
+    pub(crate) fn new() -> Ws {
         let fx = Fixture::new();
         std::fs::create_dir_all(fx.path("data")).unwrap();
         Ws {
@@ -41,7 +41,7 @@ impl Ws {
     }
 
     /// A git repository with one commit, authorized as folder `id`.
-    fn repo(&mut self, id: &str) -> PathBuf {
+    pub(crate) fn repo(&mut self, id: &str) -> PathBuf {
         let repo = self.fx.init(id, &[]);
         self.fx.commit(&repo, "README.md", "# project\n", "init");
         self.folders.push((id.to_owned(), repo.clone()));
@@ -78,7 +78,7 @@ impl Ws {
         .to_string()
     }
 
-    fn server(&self) -> Server {
+    pub(crate) fn server(&self) -> Server {
         let desc = self.descriptor();
         let cli = self.cli.display().to_string();
         self.fx.server(
@@ -180,7 +180,7 @@ fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
 }
 
 /// The state of a successful call, checked against its text block.
-fn state(server: &mut Server, tool: &str, args: Value) -> Value {
+pub(crate) fn state(server: &mut Server, tool: &str, args: Value) -> Value {
     let (state, text, is_error) = call(server, tool, args);
     assert!(!is_error, "{tool} failed: {state}");
     let inner = text
@@ -198,7 +198,7 @@ fn read(path: &Path) -> String {
 }
 
 /// Writes a complete, archivable set of artifacts for `name` under `dir`.
-fn write_artifacts(fx: &Fixture, dir: &Path, name: &str, cap: &str) {
+pub(crate) fn write_artifacts(fx: &Fixture, dir: &Path, name: &str, cap: &str) {
     let base = format!("openspec/changes/{name}");
     fx.write(dir, &format!("{base}/proposal.md"), "## Why\n\nUsers need a greeting so the product feels friendly from the first screen.\n\n## What Changes\n\n- Add a greeting.\n\n## Capabilities\n\n### New Capabilities\n- `greeting`: says hello\n\n## Impact\n\nNone.\n");
     fx.write(dir, &format!("{base}/specs/{cap}/spec.md"), "## ADDED Requirements\n\n### Requirement: Greeting\nThe system SHALL greet the user.\n\n#### Scenario: First visit\n- **WHEN** a user opens the app\n- **THEN** the app says hello\n");
@@ -214,7 +214,7 @@ fn write_artifacts(fx: &Fixture, dir: &Path, name: &str, cap: &str) {
     );
 }
 
-fn tick_all(dir: &Path, name: &str) {
+pub(crate) fn tick_all(dir: &Path, name: &str) {
     let path = dir.join(format!("openspec/changes/{name}/tasks.md"));
     let text = read(&path).replace("- [ ]", "- [x]");
     std::fs::write(path, text).unwrap();

@@ -14,7 +14,6 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -286,10 +285,12 @@ impl Tool for Digest {
         let max = input.max_events.usize();
 
         let config = Arc::clone(&ctx.config);
+        let cancel = ctx.cancel.clone();
         let scans = bounded(paths.clone(), PARALLEL_REPOS, move |path| {
             let config = Arc::clone(&config);
+            let cancel = cancel.clone();
             async move {
-                tokio::task::spawn_blocking(move || scan_files(&config, &path, window))
+                crate::safe_file::off_thread(&cancel, move || scan_files(&config, &path, window))
                     .await
                     .ok()
             }
@@ -418,9 +419,8 @@ fn registered(config: &Config) -> (Vec<String>, bool) {
     let mut paths: Vec<String> = entries
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".path"))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .filter(|e| e.metadata().is_ok_and(|m| m.len() <= 4096))
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|e| crate::safe_file::read(&e.path(), 4096).ok())
+        .filter_map(|bytes| String::from_utf8(bytes).ok())
         .map(|text| text.trim_end_matches(['\n', '\r']).to_owned())
         .filter(|p| !p.chars().any(char::is_control) && Path::new(p).is_absolute())
         .filter(|p| {
@@ -545,7 +545,8 @@ fn locate(dir: &Path) -> Option<Layout> {
             let git_dir = if meta.is_dir() {
                 std::fs::canonicalize(&dotgit).ok()?
             } else {
-                let text = std::fs::read_to_string(&dotgit).ok()?;
+                let text = crate::safe_file::read(&dotgit, 4096).ok()?;
+                let text = String::from_utf8(text).ok()?;
                 let target = text.trim_end().strip_prefix("gitdir: ")?;
                 std::fs::canonicalize(d.join(target)).ok()?
             };
@@ -574,8 +575,9 @@ fn is_git_dir(dir: &Path) -> bool {
 }
 
 fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
-    let common_dir = std::fs::read_to_string(git_dir.join("commondir"))
+    let common_dir = crate::safe_file::read_in(&git_dir, "commondir", 4096)
         .ok()
+        .and_then(|rel| String::from_utf8(rel).ok())
         .and_then(|rel| std::fs::canonicalize(git_dir.join(rel.trim_end())).ok())
         .unwrap_or_else(|| git_dir.clone());
     Layout {
@@ -601,6 +603,11 @@ fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     let display = layout.top.to_string_lossy().into_owned();
     if !config.allows(&layout.top) {
         return Scan::failed(&display, "is outside the allowed roots".into());
+    }
+    if let Err(outside) =
+        crate::git::reach::check(&config.allowed_roots, &layout.git_dir, &layout.common_dir)
+    {
+        return Scan::failed(&display, outside.0);
     }
     let mut scan = Scan {
         display,
@@ -684,18 +691,11 @@ fn read_reflog(
     budget: &mut u64,
     scan: &mut Scan,
 ) -> Result<(), String> {
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(file);
-    let file = match opened {
-        Ok(f) => f,
-        // No reflog (never written, or a symlink we refuse to follow): no moves.
+    let file = match crate::safe_file::open_regular(file) {
+        Ok((f, _)) => f,
+        // No reflog (never written, or a symlink, FIFO or device we refuse to read): no moves.
         Err(_) => return Ok(()),
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Ok(());
-    }
     let mut lines = BackLines::new(file).map_err(|e| format!("{name} reflog: {e}"))?;
     let mut seq = 0;
     while let Some((offset, line)) = lines
@@ -1032,6 +1032,7 @@ fn repo_of(layout: &Layout, chosen: &[(usize, Raw)], r: usize) -> Repo {
             ObjectFormat::Sha1
         },
         disarm: Vec::new(),
+        watched: Vec::new(),
     }
 }
 
