@@ -22,5 +22,6 @@ mod repo_refs;
 mod repo_status;
 mod semantic;
 mod specs;
+mod specs_cli;
 mod submodule;
 mod worktree;
