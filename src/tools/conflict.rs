@@ -163,6 +163,10 @@ impl Tool for Preflight {
         );
         let (target_oid, current_oid) = (target_oid?, current_oid?);
         let base = merge_base(&git, &current_oid, &target_oid).await?;
+        // git rebase calls a branch up to date only when its own history since the
+        // target is linear; past a merge of the target it still replays the branch.
+        let up_to_date = base.as_ref() == Some(&target_oid)
+            && (input.mode == Mode::Merge || linear_since(&git, &target_oid, &current_oid).await?);
         let max = input.max_paths.usize();
         let mut data = PreflightData {
             mode: input.mode,
@@ -194,7 +198,7 @@ impl Tool for Preflight {
                     "The two histories share no commit; git {verb} would refuse (a merge needs --allow-unrelated-histories). Confirm the target is the intended branch."
                 );
             }
-            Some(b) if b == target_oid => {
+            Some(_) if up_to_date => {
                 data.status = "already-up-to-date";
                 data.guidance = format!(
                     "currentRef already contains targetRef; git {verb} would change nothing."
@@ -247,6 +251,24 @@ async fn merge_base(git: &Git<'_>, a: &Oid, b: &Oid) -> Result<Option<Oid>, Tool
     Ok(Oid::from_bytes(out.sink.bytes.trim_ascii()))
 }
 
+/// True when no merge lies on the first-parent line from `tip` back to `base`
+/// (`is_linear_history` in git's `builtin/rebase.c`).
+async fn linear_since(git: &Git<'_>, base: &Oid, tip: &Oid) -> Result<bool, ToolError> {
+    let range = format!("{base}..{tip}");
+    let out = git
+        .cmd([
+            "rev-list",
+            "--first-parent",
+            "--min-parents=2",
+            "--max-count=1",
+            &range,
+            "--",
+        ])
+        .capture(4096)
+        .await?;
+    Ok(out.sink.bytes.trim_ascii().is_empty())
+}
+
 fn fill(data: &mut PreflightData, merged: &Merged) {
     let tree = &merged.tree;
     data.conflicting_paths = tree
@@ -281,13 +303,14 @@ async fn rebase(
     data: &mut PreflightData,
 ) -> Result<(), ToolError> {
     // What `git rebase` replays: non-merge commits of current not already in target
-    // (by patch id), oldest first.
+    // (by patch id), in the sequencer's order (graph order, oldest first).
     let range = format!("{target}...{current}");
     let done = git
         .cmd([
             "log",
             "-z",
             "--reverse",
+            "--topo-order",
             "--no-merges",
             "--right-only",
             "--cherry-pick",
