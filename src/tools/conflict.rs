@@ -568,6 +568,7 @@ impl Tool for Read {
         let stages = done.sink.finish(true).map_err(parse_failed)?;
         if stages.unmerged_total == 0 {
             let hint = match operation {
+                Some("am") if !staged_changes(&git).await? => AM_STOPPED_CLEAN.to_owned(),
                 Some(op) => format!(
                     "A {op} is in progress but no path is unmerged: every conflict is resolved. Review and continue it (git {op} --continue) or abort it."
                 ),
@@ -627,6 +628,19 @@ impl Tool for Read {
         };
         Ok(Local::new::<Self>(&repo, data))
     }
+}
+
+/// `git am` that stopped with nothing staged never got to a conflict: the patch did not
+/// apply (or was empty), and nothing in the files awaits resolution.
+const AM_STOPPED_CLEAN: &str = "git am stopped on a patch without any conflict: the patch did not apply (or was empty), so no file was changed and nothing is unmerged. Look at it with `git am --show-current-patch=diff`; apply it by hand and `git add` the result before `git am --continue`, or skip it (`git am --skip`) or abort (`git am --abort`).";
+
+/// Whether the index differs from HEAD (compared without looking at the working tree).
+async fn staged_changes(git: &Git<'_>) -> Result<bool, ToolError> {
+    let out = git
+        .cmd(["diff-index", "--cached", "--quiet", "HEAD", "--"])
+        .capture_allowing(4096, &[0, 1])
+        .await?;
+    Ok(out.code == Some(1))
 }
 
 /// The operation recorded in this worktree's git directory and the file naming the

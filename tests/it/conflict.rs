@@ -747,3 +747,39 @@ fn rebase_after_merging_the_target_replays_the_branch_like_git() {
     let out = fx.git_output(&repo, &["rebase", "main"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
 }
+
+#[test]
+fn am_stopped_without_conflicts_is_not_called_resolved() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "1\n2\n3\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    fx.commit(&repo, "a.txt", "1\ntopic\n3\n", "topic edits a");
+    let patch = fx.git(
+        &repo,
+        &["format-patch", "-1", "-o", fx.root().to_str().unwrap()],
+    );
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "a.txt", "1\nmain\n3\n", "main edits a");
+    // Without -3 the patch simply does not apply: git stops with nothing unmerged.
+    let out = fx.git_output(&repo, &["am", patch.trim()]);
+    assert!(!out.status.success());
+    assert_eq!(fx.git(&repo, &["ls-files", "-u"]), "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("patch does not apply"));
+
+    let data = fx.call("conflict.read", json!({ "repoPath": repo }))["data"].clone();
+    assert_eq!(data["inConflict"], false);
+    assert_eq!(data["operation"], "am");
+    let hint = data["hint"].as_str().unwrap();
+    assert!(!hint.contains("resolved"), "{hint}");
+    assert!(hint.contains("did not apply"), "{hint}");
+
+    // Once the user applied it by hand and staged it, continuing is the next step.
+    fx.write(&repo, "a.txt", "1\ntopic\n3\n");
+    fx.git(&repo, &["add", "a.txt"]);
+    let data = fx.call("conflict.read", json!({ "repoPath": repo }))["data"].clone();
+    assert!(
+        data["hint"].as_str().unwrap().contains("git am --continue"),
+        "{data}"
+    );
+}
