@@ -8,7 +8,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
-use crate::model::PathText;
+use crate::model::{PathText, opt_name_text};
 use crate::parse::for_each_ref::{self, ForEachRef, Rows, Track};
 use crate::parse::status_v2::{self, Kind};
 use crate::parse::{ParseError, Records, log, remote_v, stash};
@@ -39,14 +39,21 @@ pub struct StatusInput {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusData {
-    /// Current branch name; null when detached.
+    /// Current branch name; null when detached. Not valid UTF-8: shown with U+FFFD,
+    /// and `branchBytesB64` holds the exact name.
     pub branch: Option<String>,
+    /// Base64 of the branch name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_bytes_b64: Option<String>,
     pub detached: bool,
     /// True on a branch with no commits yet.
     pub unborn: bool,
     /// The commit HEAD points at; null when unborn.
     pub head_oid: Option<String>,
     pub upstream: Option<String>,
+    /// Base64 of the upstream name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_bytes_b64: Option<String>,
     /// Commits ahead of / behind the upstream; null without an upstream.
     pub ahead: Option<u64>,
     pub behind: Option<u64>,
@@ -167,12 +174,16 @@ fn status_data(status: status_v2::Status, max: usize) -> StatusData {
     }
     let b = status.branch;
     let c = status.counts;
+    let (branch, branch_bytes_b64) = opt_name_text(b.head.as_deref());
+    let (upstream, upstream_bytes_b64) = opt_name_text(b.upstream.as_deref());
     StatusData {
         detached: b.head.is_none(),
         unborn: b.oid.is_none(),
         head_oid: b.oid.map(|o| o.to_string()),
-        branch: b.head,
-        upstream: b.upstream,
+        branch,
+        branch_bytes_b64,
+        upstream,
+        upstream_bytes_b64,
         ahead: b.ahead_behind.map(|(a, _)| a),
         behind: b.ahead_behind.map(|(_, b)| b),
         clean: c.entries == 0,
