@@ -216,6 +216,13 @@ fn remote_urls_are_the_ones_git_remote_shows() {
     );
 
     let data = fx.call("repo.refs", json!({ "repoPath": repo }))["data"].clone();
+    let origin = data["remotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "origin")
+        .unwrap();
+    assert_eq!(origin["fetchUrl"], "https://github.com/o/r.git", "{data:#}");
     // What `git remote -v` prints, credentials aside.
     let mut expected: Vec<String> = Vec::new();
     for remote in data["remotes"].as_array().unwrap() {
