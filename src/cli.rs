@@ -138,6 +138,7 @@ impl ServeOptions {
         if config.workspace.is_none() {
             config.toolsets.retain(|t| *t != Toolset::Specs);
         }
+        crate::specs::openspec::exclude_project_dirs(&config);
         Ok(config)
     }
 

@@ -84,11 +84,28 @@ impl Git<'_> {
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
     {
+        self.on_copy(super::RAW_PATHS, index, args)
+    }
+
+    /// [`Git::cmd_on_copy`] for output handed back as the user's own git would print it.
+    pub fn cmd_on_copy_as_user<I, S>(&self, index: &IndexCopy, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.on_copy(&[], index, args)
+    }
+
+    fn on_copy<I, S>(&self, extra: &[&str], index: &IndexCopy, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
         // A split index would write its shared part next to the real index.
         let argv: Vec<OsString> = ["-c".into(), "core.splitIndex=false".into()]
             .into_iter()
             .chain(args.into_iter().map(Into::into))
             .collect();
-        self.cmd(argv).env("GIT_INDEX_FILE", &index.path)
+        self.build(extra, argv).env("GIT_INDEX_FILE", &index.path)
     }
 }

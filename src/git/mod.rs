@@ -43,9 +43,6 @@ const READ_OVERRIDES: &[&str] = &[
     "core.pager=cat",
     "-c",
     "color.ui=false",
-    // `-z` output is never quoted; this also keeps human-readable lines unquoted.
-    "-c",
-    "core.quotePath=false",
     // Signature checks would start gpg/ssh-keygen.
     "-c",
     "log.showSignature=false",
@@ -61,6 +58,11 @@ const READ_OVERRIDES: &[&str] = &[
     "-c",
     "credential.helper=",
 ];
+
+/// Placed after [`READ_OVERRIDES`] on every command except those whose text is returned
+/// as git prints it: `-z` output is never quoted, and this keeps the few human-readable
+/// lines we parse unquoted too.
+const RAW_PATHS: &[&str] = &["-c", "core.quotePath=false"];
 
 /// Default cap on captured stdout for metadata commands.
 pub const DEFAULT_CAP: usize = 16 * 1024 * 1024;
@@ -97,6 +99,24 @@ impl<'a> Git<'a> {
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
     {
+        self.build(RAW_PATHS, args)
+    }
+
+    /// A read-only command whose output is handed back as the user's own git would print
+    /// it, path quoting (`core.quotePath`) included.
+    pub fn cmd_as_user<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.build(&[], args)
+    }
+
+    fn build<I, S>(&self, extra: &[&str], args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
         let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
         Command {
             cancel: self.cancel.clone(),
@@ -108,6 +128,7 @@ impl<'a> Git<'a> {
                 .dir(&self.repo.path)
                 .timeout(self.timeout)
                 .args(READ_OVERRIDES.iter().copied())
+                .args(extra.iter().copied())
                 .git_config(&self.repo.disarm)
                 .args(args),
         }

@@ -127,6 +127,34 @@ pub async fn open(
     cancel: &CancellationToken,
 ) -> Result<Arc<Repo>, ToolError> {
     let canonical = canonical_dir(config, field, value)?;
+    open_canonical(config, field, canonical, cancel).await
+}
+
+/// Opens the repository at a directory gitward found itself (a submodule's, say), whose
+/// path need not be UTF-8.
+pub async fn open_path(
+    config: &Config,
+    field: &str,
+    dir: &Path,
+    cancel: &CancellationToken,
+) -> Result<Arc<Repo>, ToolError> {
+    let canonical = std::fs::canonicalize(dir)
+        .map_err(|_| ToolError::invalid(field, "does not exist or cannot be read"))?;
+    if !canonical.is_dir() {
+        return Err(ToolError::invalid(field, "is not a directory"));
+    }
+    if !config.allows(&canonical) {
+        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+    }
+    open_canonical(config, field, canonical, cancel).await
+}
+
+async fn open_canonical(
+    config: &Config,
+    field: &str,
+    canonical: PathBuf,
+    cancel: &CancellationToken,
+) -> Result<Arc<Repo>, ToolError> {
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
@@ -249,8 +277,20 @@ async fn discover(
         "sha256" => ObjectFormat::Sha256,
         _ => ObjectFormat::Sha1,
     };
-    let worktree = (!bare).then(|| lines.get(4).map(PathBuf::from)).flatten();
-    let git_dir = PathBuf::from(git_dir);
+    // Paths are bytes (a submodule's directory need not be UTF-8): take them from the
+    // raw output, not the lossy text.
+    let raw_path = |i: usize| {
+        use std::os::unix::ffi::OsStrExt;
+        layout
+            .sink
+            .bytes
+            .split(|b| *b == b'\n')
+            .nth(i)
+            .map(|line| PathBuf::from(std::ffi::OsStr::from_bytes(line)))
+    };
+    let worktree = (!bare).then(|| raw_path(4)).flatten();
+    let git_dir = raw_path(1).unwrap_or_else(|| PathBuf::from(git_dir));
+    let common_dir = raw_path(2).unwrap_or_else(|| PathBuf::from(common_dir));
     let path = worktree.clone().unwrap_or_else(|| git_dir.clone());
     let mut drivers = drivers?;
     if let Some(top) = &worktree {
@@ -263,14 +303,14 @@ async fn discover(
             &[
                 worktree.as_deref(),
                 Some(git_dir.as_path()),
-                Some(Path::new(common_dir)),
+                Some(common_dir.as_path()),
             ],
         ),
     );
     let repo = Repo {
         path,
         worktree,
-        common_dir: PathBuf::from(common_dir),
+        common_dir,
         git_dir,
         bare,
         object_format,

@@ -36,6 +36,27 @@ impl PathText {
     }
 }
 
+/// A name git keeps as bytes (a branch need not be UTF-8): the text for display and, only
+/// when the bytes are not valid UTF-8 (the text then shows U+FFFD), their base64, so the
+/// name is never lost. Output types put the base64 in a `<field>BytesB64` sibling.
+pub fn name_text(bytes: &[u8]) -> (String, Option<String>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_owned(), None),
+        Err(_) => (
+            String::from_utf8_lossy(bytes).into_owned(),
+            Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        ),
+    }
+}
+
+/// [`name_text`] of an optional name, split into the two output fields.
+pub fn opt_name_text(bytes: Option<&[u8]>) -> (Option<String>, Option<String>) {
+    match bytes.map(name_text) {
+        Some((text, raw)) => (Some(text), raw),
+        None => (None, None),
+    }
+}
+
 /// Text that may not be UTF-8 (a commit subject in a legacy encoding, say): lossy text and,
 /// only when lossy, the raw bytes.
 pub fn lossy(bytes: &[u8]) -> (String, bool) {

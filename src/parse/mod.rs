@@ -17,6 +17,7 @@ pub mod patch;
 pub mod reflog;
 pub mod reflog_file;
 pub mod reflog_walk;
+pub mod remote_v;
 pub mod stash;
 pub mod status_v2;
 pub mod submodule;

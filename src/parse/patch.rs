@@ -1,25 +1,42 @@
 //! `git diff` patch text, read as a stream with a byte budget.
 //!
 //! The patch itself is passed through, not interpreted: [`Patch`] keeps its first bytes,
-//! then only counts, so memory stays flat however large the diff is. It looks at line
-//! starts for one thing, git's stanza for a binary change (`diff.c`, `builtin_diff`):
+//! then only counts, so memory stays flat however large the diff is. It looks at a few
+//! line starts to name binary changes (`diff.c`, `builtin_diff` and combined diffs):
 //!
 //! ```text
-//! binary := "Binary files " old " and " new " differ" LF
-//! old    := "a/" path | "/dev/null"          new := "b/" path | "/dev/null"
+//! binary   := "Binary files " old " and " new " differ" LF
+//!           | "Binary files differ" LF         (a combined diff: the `diff --cc` path)
+//! old      := "a/" path | "/dev/null"          new := "b/" path | "/dev/null"
+//! header   := "diff --git " … | "diff --cc " path | "diff --combined " path
+//! rename   := ("rename to " | "copy to ") path
 //! ```
 //!
 //! (the prefixes follow `diff.mnemonicPrefix`, so any one-letter prefix is accepted; a
-//! side is C-quoted when its name holds control characters, `"` or `\`; with
-//! `diff.noprefix` the stanza is counted but not named). Counting stops at a byte budget or a time budget, after which totals are
-//! lower bounds.
+//! name is C-quoted when it holds control characters, `"`, `\` or, with
+//! `core.quotePath`, bytes past ASCII; with `diff.noprefix` the stanza is counted but not
+//! named). A name may itself hold `" and b/"`, so the split is chosen with what the
+//! headers say: the rename target, else the one split whose two sides name the same path.
+//! Counting stops at a byte budget or a time budget, after which totals are lower bounds.
 
 use std::time::{Duration, Instant};
 
 use crate::process::{Flow, Sink};
 
 const BINARY_PREFIX: &[u8] = b"Binary files ";
-/// Longest binary stanza we look at; longer ones are counted but not named.
+const GIT_HEADER: &[u8] = b"diff --git ";
+const CC_HEADERS: [&[u8]; 2] = [b"diff --cc ", b"diff --combined "];
+const RENAME_TARGETS: [&[u8]; 2] = [b"rename to ", b"copy to "];
+/// Line starts that are looked at; everything else is only counted.
+const WATCHED: [&[u8]; 6] = [
+    BINARY_PREFIX,
+    GIT_HEADER,
+    CC_HEADERS[0],
+    CC_HEADERS[1],
+    RENAME_TARGETS[0],
+    RENAME_TARGETS[1],
+];
+/// Longest watched line we look at; longer ones are counted but not named.
 const BINARY_LINE_CAP: usize = 8 * 1024;
 
 /// Keeps up to `keep` bytes of patch text and counts everything up to a budget.
@@ -42,8 +59,12 @@ pub struct Patch {
     started: Instant,
     time_budget: Duration,
     at_line_start: bool,
-    /// The current line while it may be a binary stanza.
+    /// The current line while it may be a watched one.
     line: Option<Vec<u8>>,
+    /// The path of the current combined-diff stanza (`diff --cc`).
+    combined: Option<Vec<u8>>,
+    /// The rename or copy target of the current stanza.
+    target: Option<Vec<u8>>,
 }
 
 impl Patch {
@@ -62,6 +83,8 @@ impl Patch {
             time_budget,
             at_line_start: true,
             line: None,
+            combined: None,
+            target: None,
         }
     }
 
@@ -79,8 +102,11 @@ impl Patch {
             if let Some(line) = self.line.as_mut() {
                 let room = BINARY_LINE_CAP.saturating_sub(line.len());
                 line.extend_from_slice(&part[..part.len().min(room)]);
-                let checked = line.len().min(BINARY_PREFIX.len());
-                if line[..checked] != BINARY_PREFIX[..checked] || part.len() > room {
+                let watched = WATCHED.iter().any(|w| {
+                    let checked = line.len().min(w.len());
+                    line[..checked] == w[..checked]
+                });
+                if !watched || part.len() > room {
                     self.line = None;
                 }
             }
@@ -88,7 +114,7 @@ impl Patch {
                 self.total_lines += 1;
                 self.at_line_start = true;
                 if let Some(line) = self.line.take() {
-                    self.binary_line(&line);
+                    self.watched_line(&line);
                 }
                 rest = &rest[part.len() + 1..];
             } else {
@@ -97,24 +123,38 @@ impl Patch {
         }
     }
 
-    fn binary_line(&mut self, line: &[u8]) {
-        let Some(body) = line
+    fn watched_line(&mut self, line: &[u8]) {
+        if line.starts_with(GIT_HEADER) {
+            self.combined = None;
+            self.target = None;
+        } else if let Some(rest) = CC_HEADERS.iter().find_map(|h| line.strip_prefix(*h)) {
+            self.combined = Some(name(rest));
+            self.target = None;
+        } else if let Some(rest) = RENAME_TARGETS.iter().find_map(|h| line.strip_prefix(*h)) {
+            self.target = Some(name(rest));
+        } else if line == b"Binary files differ" {
+            let path = self.combined.clone();
+            self.binary(path);
+        } else if let Some(body) = line
             .strip_prefix(BINARY_PREFIX)
             .and_then(|b| b.strip_suffix(b" differ"))
-        else {
-            return;
-        };
-        self.binary_total += 1;
-        if self.binary_files.len() >= self.max_binary {
-            return;
+        {
+            let path = binary_path(body, self.target.as_deref());
+            self.binary(path);
         }
-        if let Some(path) = binary_path(body) {
+    }
+
+    fn binary(&mut self, path: Option<Vec<u8>>) {
+        self.binary_total += 1;
+        if self.binary_files.len() < self.max_binary
+            && let Some(path) = path
+        {
             self.binary_files.push(path);
         }
     }
 
-    /// The kept text cut to at most `max_bytes` and `max_lines`, on a line boundary when
-    /// one exists, else on a UTF-8 character boundary; and whether anything was cut.
+    /// The kept text cut to at most `max_bytes` and `max_lines`, always on a line boundary
+    /// (nothing at all when the first line alone is longer), and whether anything was cut.
     pub fn cut(&self, max_bytes: usize, max_lines: Option<u64>) -> (&[u8], bool) {
         let mut end = self.kept.len();
         if let Some(max) = max_lines {
@@ -130,52 +170,51 @@ impl Patch {
             }
         }
         if end > max_bytes {
-            end = match self.kept[..max_bytes].iter().rposition(|b| *b == b'\n') {
-                Some(at) => at + 1,
-                None => utf8_floor(&self.kept[..max_bytes]),
-            };
+            end = self.kept[..max_bytes]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |at| at + 1);
         }
         let cut = end < self.kept.len() || self.stopped || self.total_bytes > end as u64;
         (&self.kept[..end], cut)
     }
 }
 
-/// The largest prefix length of `bytes` that does not split a UTF-8 sequence.
-fn utf8_floor(bytes: &[u8]) -> usize {
-    let mut end = bytes.len();
-    // A sequence is at most four bytes: step back over continuation bytes to its lead.
-    for back in 1..=3.min(bytes.len()) {
-        let b = bytes[bytes.len() - back];
-        if b & 0xC0 == 0x80 {
-            continue;
-        }
-        let width = match b {
-            0x00..=0x7F => 1,
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 1,
-        };
-        if width > back {
-            end = bytes.len() - back;
-        }
-        break;
+/// One side of a binary stanza: a path, or `None` for `/dev/null`.
+type Side = Option<Vec<u8>>;
+
+/// A path as a header line gives it: C-quoted or as is.
+fn name(text: &[u8]) -> Vec<u8> {
+    if text.first() == Some(&b'"') {
+        unquote(text).unwrap_or_else(|| text.to_vec())
+    } else {
+        text.to_vec()
     }
-    end
 }
 
-/// The path of a binary stanza: the new side unless it is `/dev/null`.
-fn binary_path(body: &[u8]) -> Option<Vec<u8>> {
-    // Paths may themselves contain " and "; the split that leaves two well-formed sides
-    // is the one git wrote.
-    let mut from = 0;
-    while let Some(at) = find(&body[from..], b" and ").map(|i| i + from) {
-        if let (Some(old), Some(new)) = (side(&body[..at]), side(&body[at + 5..])) {
-            return new.or(old);
-        }
-        from = at + 1;
+/// The path of a binary stanza: the new side unless it is `/dev/null`. `target` is the
+/// stanza's rename or copy target, if any.
+fn binary_path(body: &[u8], target: Option<&[u8]>) -> Option<Vec<u8>> {
+    // Every split at " and " that leaves two well-formed sides; names may hold " and ".
+    let splits: Vec<(Side, Side)> = (0..body.len())
+        .filter(|at| body[*at..].starts_with(b" and "))
+        .filter_map(|at| Some((side(&body[..at])?, side(&body[at + 5..])?)))
+        .collect();
+    let pick = |(old, new): &(Side, Side)| new.clone().or(old.clone());
+    // A side that is /dev/null cannot be part of a name.
+    if let Some(found) = splits.iter().find(|(o, n)| o.is_none() || n.is_none()) {
+        return pick(found);
     }
-    None
+    if let Some(target) = target
+        && let Some(found) = splits.iter().find(|(_, n)| n.as_deref() == Some(target))
+    {
+        return pick(found);
+    }
+    // Without a rename both sides name the same path.
+    if let Some(found) = splits.iter().find(|(o, n)| o == n) {
+        return pick(found);
+    }
+    splits.first().and_then(pick)
 }
 
 /// One side of a binary stanza: `/dev/null` (`Some(None)`), a prefixed path, or a
@@ -235,10 +274,6 @@ fn unquote(text: &[u8]) -> Option<Vec<u8>> {
         }
     }
     Some(out)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 impl Sink for Patch {
@@ -308,12 +343,69 @@ Binary files a/gone and done.bin and /dev/null differ\n";
         let (text, _) = patch.cut(40, Some(1));
         assert_eq!(text, b"diff --git a/a.txt b/b c.txt\n");
 
+        // A first line longer than the budget leaves nothing rather than half a line.
         let giant = "é".repeat(50);
         let mut patch = Patch::new(9, u64::MAX, Duration::from_secs(60));
         feed(&mut patch, giant.as_bytes(), 4);
         let (text, cut) = patch.cut(9, None);
         assert!(cut);
-        assert_eq!(text, "éééé".as_bytes());
+        assert_eq!(text, b"");
+        let mut patch = Patch::new(40, u64::MAX, Duration::from_secs(60));
+        feed(&mut patch, REAL, 3);
+        assert_eq!(patch.cut(10, None), (&b""[..], true));
+    }
+
+    #[test]
+    fn names_holding_and_b_slash() {
+        // Captured from `git diff --cached -M` (git 2.47): `d and b/e` deleted, `p and b/q`
+        // modified, `x and b/y` renamed to `x and b/z`, all with binary contents.
+        let out = b"diff --git a/d and b/e b/d and b/e\ndeleted file mode 100644\n\
+index 20b5be9..0000000\nBinary files a/d and b/e and /dev/null differ\n\
+diff --git a/p and b/q b/p and b/q\nindex 20b5be9..e85e8e7 100644\n\
+Binary files a/p and b/q and b/p and b/q differ\n\
+diff --git a/x and b/y b/x and b/z\nsimilarity index 99%\nrename from x and b/y\n\
+rename to x and b/z\nindex b131c58..bc76780 100644\n\
+Binary files a/x and b/y and b/x and b/z differ\n";
+        for step in [1, 5, 4096] {
+            let mut patch = Patch::new(1 << 20, u64::MAX, Duration::from_secs(60));
+            feed(&mut patch, out, step);
+            assert_eq!(
+                patch.binary_files,
+                [
+                    b"d and b/e".to_vec(),
+                    b"p and b/q".to_vec(),
+                    b"x and b/z".to_vec()
+                ],
+                "step {step}"
+            );
+        }
+    }
+
+    #[test]
+    fn binary_files_in_a_combined_diff() {
+        // The first and last stanzas are captured from `git diff` during a conflicted merge
+        // (git 2.47); the middle one has the same shape with a C-quoted name.
+        let out = b"diff --cc bin.dat
+index 0d84b84,5db9557..0000000
+Binary files differ
+\
+diff --cc \"q\\303\\251.bin\"
+index 1,2..0
+Binary files differ
+\
+diff --cc t
+index 28ce6a8,13e7564..0000000
+--- a/t
++++ b/t
+@@@ -1,1 -1,1 +1,5 @@@
+";
+        let mut patch = Patch::new(1 << 20, u64::MAX, Duration::from_secs(60));
+        feed(&mut patch, out, 3);
+        assert_eq!(
+            patch.binary_files,
+            [b"bin.dat".to_vec(), "qé.bin".as_bytes().to_vec()]
+        );
+        assert_eq!(patch.binary_total, 2);
     }
 
     #[test]

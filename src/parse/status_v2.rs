@@ -28,9 +28,9 @@ use crate::process::Flow;
 pub struct Branch {
     /// `None` on an unborn branch (`(initial)`).
     pub oid: Option<Oid>,
-    /// `None` when HEAD is detached.
-    pub head: Option<String>,
-    pub upstream: Option<String>,
+    /// `None` when HEAD is detached. Ref names are bytes: git allows any but a few.
+    pub head: Option<Vec<u8>>,
+    pub upstream: Option<Vec<u8>>,
     /// Present when the upstream exists (`branch.ab`).
     pub ahead_behind: Option<(u64, u64)>,
     /// From `# stash`, only with `--show-stash`.
@@ -108,10 +108,27 @@ impl Status {
         self.counts.entries > self.entries.len() as u64
     }
 
-    fn header(&mut self, text: &[u8], offset: usize) -> Result<(), ParseError> {
-        let text = utf8(text, offset, "header")?;
-        let (key, value) = text.split_once(' ').unwrap_or((text.as_str(), ""));
+    fn header(&mut self, raw: &[u8], offset: usize) -> Result<(), ParseError> {
+        let (key, raw_value) = match raw.iter().position(|b| *b == b' ') {
+            Some(at) => (&raw[..at], &raw[at + 1..]),
+            None => (raw, &b""[..]),
+        };
+        // Branch names are kept as bytes; every other header is ASCII.
         match key {
+            b"branch.head" => {
+                self.branch.head = (raw_value != b"(detached)").then(|| raw_value.to_vec());
+                return Ok(());
+            }
+            b"branch.upstream" => {
+                self.branch.upstream = Some(raw_value.to_vec());
+                return Ok(());
+            }
+            _ => {}
+        }
+        // Garbage in the ASCII headers fails their own checks below.
+        let value = String::from_utf8_lossy(raw_value);
+        let value = value.as_ref();
+        match &*String::from_utf8_lossy(key) {
             "branch.oid" => {
                 self.branch.oid = match value {
                     "(initial)" => None,
@@ -120,10 +137,6 @@ impl Status {
                     ),
                 }
             }
-            "branch.head" => {
-                self.branch.head = (value != "(detached)").then(|| value.to_owned());
-            }
-            "branch.upstream" => self.branch.upstream = Some(value.to_owned()),
             "branch.ab" => {
                 let parsed = value.split_once(' ').and_then(|(a, b)| {
                     Some((
@@ -304,6 +317,19 @@ u UU N... 100644 100644 100644 100644 257cc5642cb1a054f08cc83f2d943e56fd3ebe99 5
 ? caf\xe9.txt\0";
 
     #[test]
+    fn branch_names_are_bytes() {
+        let out = b"# branch.oid 3f1c2b9d6e0a4f5b8c7d9e1f2a3b4c5d6e7f8091\0\
+# branch.head br\xff\0# branch.upstream origin/br\xff\0# branch.ab +0 -0\0";
+        let status = Records::parse_all(Status::new(10), out).unwrap();
+        assert_eq!(status.branch.head.as_deref(), Some(&b"br\xff"[..]));
+        assert_eq!(
+            status.branch.upstream.as_deref(),
+            Some(&b"origin/br\xff"[..])
+        );
+        assert_eq!(status.branch.ahead_behind, Some((0, 0)));
+    }
+
+    #[test]
     fn real_output() {
         let status = Records::parse_all(Status::new(10), REAL).unwrap();
         insta::assert_debug_snapshot!((status.branch, status.counts), @r#"
@@ -315,10 +341,27 @@ u UU N... 100644 100644 100644 100644 257cc5642cb1a054f08cc83f2d943e56fd3ebe99 5
                     ),
                 ),
                 head: Some(
-                    "main",
+                    [
+                        109,
+                        97,
+                        105,
+                        110,
+                    ],
                 ),
                 upstream: Some(
-                    "origin/main",
+                    [
+                        111,
+                        114,
+                        105,
+                        103,
+                        105,
+                        110,
+                        47,
+                        109,
+                        97,
+                        105,
+                        110,
+                    ],
                 ),
                 ahead_behind: Some(
                     (

@@ -7,8 +7,8 @@
 //! submodule.<name>.<var>                  (a variable with no value)
 //! ```
 //!
-//! `<name>` may contain dots and any byte but NUL and LF, so the variable is what follows
-//! the last dot. Only `path` and `url` are kept; other variables are skipped because
+//! `<name>` may contain dots and any byte but NUL and LF (UTF-8 or not), so the variable
+//! is what follows the last dot. Only `path` and `url` are kept; other variables are skipped because
 //! `.gitmodules` may hold any setting (`branch`, `update`, `shallow`, …). A record that
 //! is not a `submodule.` key is an error.
 
@@ -17,7 +17,8 @@ use crate::process::Flow;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Declared {
-    pub name: String,
+    /// Bytes: a name need not be UTF-8.
+    pub name: Vec<u8>,
     pub path: Option<Vec<u8>>,
     pub url: Option<String>,
 }
@@ -51,28 +52,29 @@ impl RecordParser for Gitmodules {
             Some(nl) => (&record[..nl], Some(&record[nl + 1..])),
             None => (record, None),
         };
-        let key = std::str::from_utf8(key)
-            .map_err(|_| ParseError::new(offset, "config key is not UTF-8"))?;
+        let shown = || String::from_utf8_lossy(key);
         let rest = key
-            .strip_prefix("submodule.")
-            .ok_or_else(|| ParseError::new(offset, format!("unexpected key {key:?}")))?;
+            .strip_prefix(b"submodule.")
+            .ok_or_else(|| ParseError::new(offset, format!("unexpected key {:?}", shown())))?;
         let (name, var) = rest
-            .rsplit_once('.')
-            .ok_or_else(|| ParseError::new(offset, format!("key without a name {key:?}")))?;
+            .iter()
+            .rposition(|b| *b == b'.')
+            .map(|at| (&rest[..at], &rest[at + 1..]))
+            .ok_or_else(|| ParseError::new(offset, format!("key without a name {:?}", shown())))?;
         let module = match self.modules.iter_mut().position(|m| m.name == name) {
             Some(i) => &mut self.modules[i],
             None if self.modules.len() >= self.max => return Ok(Flow::More),
             None => {
                 self.modules.push(Declared {
-                    name: name.to_owned(),
+                    name: name.to_vec(),
                     ..Declared::default()
                 });
                 self.modules.last_mut().expect("just pushed")
             }
         };
         match (var, value) {
-            ("path", Some(v)) => module.path = Some(v.to_vec()),
-            ("url", Some(v)) => module.url = Some(String::from_utf8_lossy(v).into_owned()),
+            (b"path", Some(v)) => module.path = Some(v.to_vec()),
+            (b"url", Some(v)) => module.url = Some(String::from_utf8_lossy(v).into_owned()),
             _ => {}
         }
         Ok(Flow::More)
@@ -93,7 +95,14 @@ submodule.v1.2.shallow\0submodule.v1.2.branch\nmain\0";
         insta::assert_debug_snapshot!(g.modules, @r#"
         [
             Declared {
-                name: "libs/a",
+                name: [
+                    108,
+                    105,
+                    98,
+                    115,
+                    47,
+                    97,
+                ],
                 path: Some(
                     [
                         108,
@@ -109,7 +118,12 @@ submodule.v1.2.shallow\0submodule.v1.2.branch\nmain\0";
                 ),
             },
             Declared {
-                name: "v1.2",
+                name: [
+                    118,
+                    49,
+                    46,
+                    50,
+                ],
                 path: Some(
                     [
                         118,
@@ -132,7 +146,20 @@ submodule.v1.2.shallow\0submodule.v1.2.branch\nmain\0";
             },
         ]
         "#);
-        assert_eq!(g.by_path(b"vendor/v 1.2").unwrap().name, "v1.2");
+        assert_eq!(g.by_path(b"vendor/v 1.2").unwrap().name, b"v1.2");
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_keeps_its_neighbours() {
+        let out = b"submodule.caf\xe9.path\ncaf\xe9\0submodule.caf\xe9.url\n../c.git\0\
+submodule.plain.path\nplain\0submodule.plain.url\n../p.git\0";
+        let g = Records::parse_all(Gitmodules::new(10), out).unwrap();
+        assert_eq!(g.modules.len(), 2);
+        assert_eq!(g.by_path(b"caf\xe9").unwrap().name, b"caf\xe9");
+        assert_eq!(
+            g.by_path(b"plain").unwrap().url.as_deref(),
+            Some("../p.git")
+        );
     }
 
     #[test]

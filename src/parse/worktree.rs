@@ -20,8 +20,8 @@ pub struct Worktree {
     pub path: Vec<u8>,
     /// Absent for a bare repository; all zeros on an unborn branch.
     pub head: Option<Oid>,
-    /// The full ref name, `refs/heads/<name>`.
-    pub branch: Option<String>,
+    /// The full ref name, `refs/heads/<name>`, as bytes (a ref name need not be UTF-8).
+    pub branch: Option<Vec<u8>>,
     pub detached: bool,
     pub bare: bool,
     /// `Some` when locked; the reason may be empty.
@@ -79,12 +79,7 @@ impl RecordParser for Worktrees {
                     Oid::from_bytes(oid).ok_or_else(|| ParseError::new(offset, "bad HEAD id"))?,
                 );
             }
-            (b"branch", Some(name)) => {
-                wt.branch = Some(
-                    String::from_utf8(name.to_vec())
-                        .map_err(|_| ParseError::new(offset, "branch is not UTF-8"))?,
-                );
-            }
+            (b"branch", Some(name)) => wt.branch = Some(name.to_vec()),
             (b"detached", None) => wt.detached = true,
             (b"bare", None) => wt.bare = true,
             (b"locked", reason) => wt.locked = Some(reason.unwrap_or_default().to_vec()),
@@ -117,6 +112,22 @@ branch refs/heads/topic\0locked on usb\0\0";
 HEAD 69f80fab8c19086b9f110a0c73951bdc90c9d7fe\0detached\0prunable gitdir file points to non-existent location\0\0";
 
     #[test]
+    fn branch_names_are_bytes() {
+        let out = b"worktree /tmp/r\0HEAD 1693ce18b7e122381fa1ae44ae67b5e57fbc5575\0\
+branch refs/heads/br\xff\0\0worktree /tmp/w\0HEAD 1693ce18b7e122381fa1ae44ae67b5e57fbc5575\0\
+branch refs/heads/ok\0\0";
+        let parsed = Records::parse_all(Worktrees::new(10), out).unwrap();
+        let branches: Vec<_> = parsed.worktrees.iter().map(|w| w.branch.clone()).collect();
+        assert_eq!(
+            branches,
+            [
+                Some(b"refs/heads/br\xff".to_vec()),
+                Some(b"refs/heads/ok".to_vec())
+            ]
+        );
+    }
+
+    #[test]
     fn real_output() {
         let parsed = Records::parse_all(Worktrees::new(10), REAL).unwrap();
         insta::assert_debug_snapshot!(parsed.worktrees, @r#"
@@ -140,7 +151,23 @@ HEAD 69f80fab8c19086b9f110a0c73951bdc90c9d7fe\0detached\0prunable gitdir file po
                     ),
                 ),
                 branch: Some(
-                    "refs/heads/main",
+                    [
+                        114,
+                        101,
+                        102,
+                        115,
+                        47,
+                        104,
+                        101,
+                        97,
+                        100,
+                        115,
+                        47,
+                        109,
+                        97,
+                        105,
+                        110,
+                    ],
                 ),
                 detached: false,
                 bare: false,
@@ -167,7 +194,24 @@ HEAD 69f80fab8c19086b9f110a0c73951bdc90c9d7fe\0detached\0prunable gitdir file po
                     ),
                 ),
                 branch: Some(
-                    "refs/heads/topic",
+                    [
+                        114,
+                        101,
+                        102,
+                        115,
+                        47,
+                        104,
+                        101,
+                        97,
+                        100,
+                        115,
+                        47,
+                        116,
+                        111,
+                        112,
+                        105,
+                        99,
+                    ],
                 ),
                 detached: false,
                 bare: false,

@@ -37,11 +37,6 @@ pub fn git() -> Result<&'static Path, RunError> {
     .map_err(|why| RunError::NotFound(why.clone()))
 }
 
-/// Locates a program by name on `PATH`, the way a user's shell would.
-pub fn on_path(name: &str) -> Option<PathBuf> {
-    which::which(name).ok()
-}
-
 /// The oldest git gitward works with: `merge-tree --write-tree` arrived in 2.38.
 pub const GIT_MIN: (u32, u32) = (2, 38);
 

@@ -8,12 +8,13 @@
 //! every JSON reply's `root.path` is therefore checked against the directory we meant.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::vars;
-use crate::process::{CancellationToken, Invocation, Program, RunError, program};
+use crate::config::{Config, vars};
+use crate::process::{CancellationToken, Invocation, Program, RunError};
 
 /// Deadline for one OpenSpec call.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -29,9 +30,29 @@ const ENV: &[(&str, &str)] = &[
     ("OPENSPEC_NO_UPDATE_CHECK", "1"),
 ];
 
-/// Finds the CLI: `FYLLO_OPENSPEC_CLI_PATH`, then a project-local install next to the
-/// executable (`<checkout>/node_modules/.bin/openspec` for `target/<profile>/gitward`) or
-/// under the current directory, then `openspec` on `PATH`.
+/// Directories whose contents a project controls: every workspace folder and allowed
+/// root. An `openspec` found under one of them is the project's own program, not ours.
+static PROJECT_DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+
+/// Records, once at start, the directories no OpenSpec CLI may be taken from.
+pub fn exclude_project_dirs(config: &Config) {
+    let mut dirs: Vec<PathBuf> = config.allowed_roots.clone();
+    if let Some(ws) = &config.workspace {
+        dirs.extend(ws.folders.iter().map(|f| f.folder_path.clone()));
+    }
+    let dirs = dirs
+        .into_iter()
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .collect();
+    let _ = PROJECT_DIRS.set(dirs);
+}
+
+/// Finds the CLI: `FYLLO_OPENSPEC_CLI_PATH`, then the pinned install next to the
+/// executable (`<checkout>/node_modules/.bin/openspec` for `target/<profile>/gitward`),
+/// then `openspec` in an absolute `PATH` entry outside every project directory.
+///
+/// Never the current directory's `node_modules/.bin` nor a relative `PATH` entry: a host
+/// that starts gitward inside a project would otherwise run that project's own script.
 pub fn locate() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(vars::OPENSPEC_CLI_PATH).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(path);
@@ -46,26 +67,44 @@ pub fn locate() -> Result<PathBuf, String> {
         };
     }
     let local = Path::new("node_modules/.bin/openspec");
-    let mut candidates = Vec::new();
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
+        && let Some(found) = [dir.join(local), dir.join("../..").join(local)]
+            .into_iter()
+            .find(|c| c.is_file())
     {
-        candidates.push(dir.join(local));
-        candidates.push(dir.join("../..").join(local));
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        candidates.push(cwd.join(local));
-    }
-    if let Some(found) = candidates.into_iter().find(|c| c.is_file()) {
         return Ok(found);
     }
-    program::on_path("openspec").ok_or_else(|| {
-        format!(
-            "the OpenSpec CLI was not found: set {} to its path, install it next to gitward \
-             (scripts/setup runs `npm ci`), or put `openspec` on PATH",
-            vars::OPENSPEC_CLI_PATH
-        )
-    })
+    let projects = PROJECT_DIRS.get().map_or(&[][..], Vec::as_slice);
+    std::env::var_os("PATH")
+        .and_then(|list| on_trusted_path(&list, projects))
+        .ok_or_else(|| {
+            format!(
+                "the OpenSpec CLI was not found: set {} to its path, install it next to gitward \
+                 (scripts/setup runs `npm ci`), or put `openspec` in an absolute PATH directory \
+                 outside the workspace folders and allowed roots",
+                vars::OPENSPEC_CLI_PATH
+            )
+        })
+}
+
+/// The first executable `openspec` in an absolute entry of `path_list` that, with
+/// symlinks resolved (the entry and the program both), lies outside every `projects` dir.
+fn on_trusted_path(path_list: &std::ffi::OsStr, projects: &[PathBuf]) -> Option<PathBuf> {
+    let inside = |p: &Path| projects.iter().any(|d| p.starts_with(d));
+    std::env::split_paths(path_list)
+        .filter(|dir| dir.is_absolute())
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .filter(|dir| !inside(dir))
+        .map(|dir| dir.join("openspec"))
+        .find(|cli| {
+            std::fs::canonicalize(cli).is_ok_and(|real| !inside(&real) && executable(&real))
+        })
+}
+
+fn executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// What one call produced.

@@ -724,7 +724,8 @@ pub struct ReflogInput {
 pub struct ReflogData {
     /// The ref as asked.
     pub ref_name: String,
-    /// The full ref it resolved to (`HEAD`, `refs/heads/main`, …).
+    /// The full ref it resolved to (`HEAD`, `refs/heads/main`, …). When several refs
+    /// share the name (a branch and a tag), the first with a reflog, as `git reflog` picks.
     pub full_ref: String,
     pub entries: Vec<ReflogEntry>,
     pub entry_count: u64,
@@ -741,7 +742,8 @@ pub struct ReflogData {
 #[serde(rename_all = "camelCase")]
 pub struct ReflogEntry {
     pub index: u64,
-    /// `<ref>@{n}`: usable with git to name this position.
+    /// `<ref>@{n}`: usable with git to name this position (`<ref>` is `fullRef` when the
+    /// name given is ambiguous).
     pub selector: String,
     /// Null for a ref's first entry under the reftable backend.
     pub old_oid: Option<String>,
@@ -799,12 +801,14 @@ impl Tool for Reflog {
 
 /// The full name of `name` (`main` → `refs/heads/main`), by git's own lookup order
 /// (`git help revisions`: `<name>`, `refs/<name>`, `refs/tags/`, `refs/heads/`,
-/// `refs/remotes/`, `refs/remotes/<name>/HEAD`). Symbolic refs are not followed: the
+/// `refs/remotes/`, `refs/remotes/<name>/HEAD`), and whether other refs share the name.
+/// Like `git reflog <name>` (`dwim_log`), the first ref that has a reflog wins, so a
+/// branch is not hidden by a tag of the same name. Symbolic refs are not followed: the
 /// reflog of `origin/HEAD` is its own, not its target's.
-async fn full_ref(git: &Git<'_>, name: &str) -> Result<String, ToolError> {
+async fn full_ref(git: &Git<'_>, name: &str) -> Result<(String, bool), ToolError> {
     if name == "HEAD" || name.starts_with("worktrees/") || name.starts_with("main-worktree/") {
         // HEAD-like names that for-each-ref does not list.
-        return Ok(name.to_owned());
+        return Ok((name.to_owned(), false));
     }
     let rules = [
         name.to_owned(),
@@ -822,16 +826,37 @@ async fn full_ref(git: &Git<'_>, name: &str) -> Result<String, ToolError> {
         .await?;
     let text = String::from_utf8_lossy(&out.sink.bytes);
     let existing: HashSet<&str> = text.lines().collect();
-    rules
+    let found: Vec<&String> = rules
         .iter()
-        .find(|r| existing.contains(r.as_str()))
-        .cloned()
-        .ok_or_else(|| {
-            ToolError::invalid(
-                "refName",
-                format!("no ref named '{name}' in this repository"),
-            )
-        })
+        .filter(|r| existing.contains(r.as_str()))
+        .collect();
+    let Some(first) = found.first() else {
+        return Err(ToolError::invalid(
+            "refName",
+            format!("no ref named '{name}' in this repository"),
+        ));
+    };
+    if found.len() == 1 {
+        return Ok(((*first).clone(), false));
+    }
+    for candidate in &found {
+        if has_reflog(git, candidate).await? {
+            return Ok(((*candidate).clone(), true));
+        }
+    }
+    Ok(((*first).clone(), true))
+}
+
+/// Whether `full` (an existing, validated ref name) has a reflog.
+async fn has_reflog(git: &Git<'_>, full: &str) -> Result<bool, ToolError> {
+    if !git.repo.common_dir.join("reftable").is_dir() {
+        return Ok(log_file(git.repo, full).is_file());
+    }
+    let out = git
+        .cmd(["reflog", "exists", full])
+        .capture_allowing(4096, &[0, 1])
+        .await?;
+    Ok(out.success())
 }
 
 /// Refs whose reflog lives in the worktree's own git directory rather than the common one.
@@ -888,7 +913,13 @@ async fn reflog_data(
     name: String,
     limit: usize,
 ) -> Result<ReflogData, ToolError> {
-    let full = full_ref(git, &name).await?;
+    let (full, ambiguous) = full_ref(git, &name).await?;
+    // An ambiguous short name would make the selectors ambiguous too.
+    let shown = if ambiguous {
+        full.as_str()
+    } else {
+        name.as_str()
+    };
     let reftable = repo.common_dir.join("reftable").is_dir();
     let (entries, more) = if reftable {
         let done = git
@@ -945,7 +976,7 @@ async fn reflog_data(
         });
         out.push(ReflogEntry {
             index: i as u64,
-            selector: format!("{name}@{{{i}}}"),
+            selector: format!("{shown}@{{{i}}}"),
             old_oid: e.old.as_ref().map(|o| o.to_string()),
             new_oid: e.new.to_string(),
             old_oid_inferred: e.old_inferred,

@@ -19,7 +19,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, ObjectFormat, Repo, repo};
-use crate::model::PathText;
+use crate::model::{PathText, opt_name_text};
 use crate::parse::log::{self, Commit, Log};
 use crate::parse::status_v2::{self, Entry, Kind};
 use crate::parse::{ParseError, RecordParser, Records, codeowners};
@@ -90,7 +90,11 @@ pub struct BriefData {
 #[serde(rename_all = "camelCase")]
 pub struct Head {
     /// The current branch; during a rebase, the branch being rebased. Null when detached.
+    /// Not valid UTF-8: shown with U+FFFD, and `branchBytesB64` holds the exact name.
     pub branch: Option<String>,
+    /// Base64 of the branch name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_bytes_b64: Option<String>,
     /// True when HEAD points at a commit directly (also during a rebase).
     pub detached: bool,
     /// True on a branch with no commits yet.
@@ -100,6 +104,9 @@ pub struct Head {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_sha: Option<String>,
     pub upstream: Option<String>,
+    /// Base64 of the upstream name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_bytes_b64: Option<String>,
     pub ahead: Option<u64>,
     pub behind: Option<u64>,
     /// True while a rebase is replaying `branch`.
@@ -333,6 +340,7 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     }) = &operation
     {
         head.branch = Some(branch.clone());
+        head.branch_bytes_b64 = None;
         head.rebasing = true;
     }
     count_uninitialized(&mut submodules, worktree.as_deref(), &modules);
@@ -497,13 +505,17 @@ async fn read_status(git: &Git<'_>) -> Result<BriefStatus, ToolError> {
 fn summarize_status(s: BriefStatus) -> (Head, Option<WorkingTree>, u64, Submodules) {
     let b = s.status.branch;
     let c = s.status.counts;
+    let (branch, branch_bytes_b64) = opt_name_text(b.head.as_deref());
+    let (upstream, upstream_bytes_b64) = opt_name_text(b.upstream.as_deref());
     let head = Head {
         detached: b.head.is_none(),
         unborn: b.oid.is_none(),
         short_sha: b.oid.as_ref().map(|o| o.short().to_owned()),
         sha: b.oid.map(|o| o.to_string()),
-        branch: b.head,
-        upstream: b.upstream,
+        branch,
+        branch_bytes_b64,
+        upstream,
+        upstream_bytes_b64,
         ahead: b.ahead_behind.map(|(a, _)| a),
         behind: b.ahead_behind.map(|(_, b)| b),
         rebasing: false,
@@ -547,11 +559,11 @@ async fn bare_head(git: &Git<'_>) -> Result<BareHead, ToolError> {
         .cmd(["rev-list", "--walk-reflogs", "--count", "refs/stash", "--"])
         .capture_allowing(4096, &[0, 128]);
     let (symbolic, oid, stashes) = tokio::try_join!(symbolic, git.head(), stashes)?;
-    let branch = symbolic.success().then(|| {
-        let text = String::from_utf8_lossy(&symbolic.sink.bytes);
-        let name = text.trim();
-        name.strip_prefix("refs/heads/").unwrap_or(name).to_owned()
+    let name = symbolic.success().then(|| {
+        let name = symbolic.sink.bytes.trim_ascii_end();
+        name.strip_prefix(b"refs/heads/").unwrap_or(name)
     });
+    let (branch, branch_bytes_b64) = opt_name_text(name);
     let stashes = String::from_utf8_lossy(&stashes.sink.bytes)
         .trim()
         .parse()
@@ -563,7 +575,9 @@ async fn bare_head(git: &Git<'_>) -> Result<BareHead, ToolError> {
             short_sha: oid.as_ref().map(|o| o.short().to_owned()),
             sha: oid.map(|o| o.to_string()),
             branch,
+            branch_bytes_b64,
             upstream: None,
+            upstream_bytes_b64: None,
             ahead: None,
             behind: None,
             rebasing: false,

@@ -166,6 +166,10 @@ impl Tool for Preflight {
         );
         let (target_oid, current_oid) = (target_oid?, current_oid?);
         let base = merge_base(&git, &current_oid, &target_oid).await?;
+        // git rebase calls a branch up to date only when its own history since the
+        // target is linear; past a merge of the target it still replays the branch.
+        let up_to_date = base.as_ref() == Some(&target_oid)
+            && (input.mode == Mode::Merge || linear_since(&git, &target_oid, &current_oid).await?);
         let max = input.max_paths.usize();
         let mut data = PreflightData {
             mode: input.mode,
@@ -197,7 +201,7 @@ impl Tool for Preflight {
                     "The two histories share no commit; git {verb} would refuse (a merge needs --allow-unrelated-histories). Confirm the target is the intended branch."
                 );
             }
-            Some(b) if b == target_oid => {
+            Some(_) if up_to_date => {
                 data.status = "already-up-to-date";
                 data.guidance = format!(
                     "currentRef already contains targetRef; git {verb} would change nothing."
@@ -250,6 +254,24 @@ async fn merge_base(git: &Git<'_>, a: &Oid, b: &Oid) -> Result<Option<Oid>, Tool
     Ok(Oid::from_bytes(out.sink.bytes.trim_ascii()))
 }
 
+/// True when no merge lies on the first-parent line from `tip` back to `base`
+/// (`is_linear_history` in git's `builtin/rebase.c`).
+async fn linear_since(git: &Git<'_>, base: &Oid, tip: &Oid) -> Result<bool, ToolError> {
+    let range = format!("{base}..{tip}");
+    let out = git
+        .cmd([
+            "rev-list",
+            "--first-parent",
+            "--min-parents=2",
+            "--max-count=1",
+            &range,
+            "--",
+        ])
+        .capture(4096)
+        .await?;
+    Ok(out.sink.bytes.trim_ascii().is_empty())
+}
+
 fn fill(data: &mut PreflightData, merged: &Merged) {
     let tree = &merged.tree;
     data.conflicting_paths = tree
@@ -284,13 +306,14 @@ async fn rebase(
     data: &mut PreflightData,
 ) -> Result<(), ToolError> {
     // What `git rebase` replays: non-merge commits of current not already in target
-    // (by patch id), oldest first.
+    // (by patch id), in the sequencer's order (graph order, oldest first).
     let range = format!("{target}...{current}");
     let done = git
         .cmd([
             "log",
             "-z",
             "--reverse",
+            "--topo-order",
             "--no-merges",
             "--right-only",
             "--cherry-pick",
@@ -553,6 +576,7 @@ impl Tool for Read {
         let stages = done.sink.finish(true).map_err(parse_failed)?;
         if stages.unmerged_total == 0 {
             let hint = match operation {
+                Some("am") if !staged_changes(&git).await? => AM_STOPPED_CLEAN.to_owned(),
                 Some(op) => format!(
                     "A {op} is in progress but no path is unmerged: every conflict is resolved. Review and continue it (git {op} --continue) or abort it."
                 ),
@@ -620,6 +644,19 @@ impl Tool for Read {
         };
         Ok(Local::new::<Self>(&repo, data))
     }
+}
+
+/// `git am` that stopped with nothing staged never got to a conflict: the patch did not
+/// apply (or was empty), and nothing in the files awaits resolution.
+const AM_STOPPED_CLEAN: &str = "git am stopped on a patch without any conflict: the patch did not apply (or was empty), so no file was changed and nothing is unmerged. Look at it with `git am --show-current-patch=diff`; apply it by hand and `git add` the result before `git am --continue`, or skip it (`git am --skip`) or abort (`git am --abort`).";
+
+/// Whether the index differs from HEAD (compared without looking at the working tree).
+async fn staged_changes(git: &Git<'_>) -> Result<bool, ToolError> {
+    let out = git
+        .cmd(["diff-index", "--cached", "--quiet", "HEAD", "--"])
+        .capture_allowing(4096, &[0, 1])
+        .await?;
+    Ok(out.code == Some(1))
 }
 
 /// The operation recorded in this worktree's git directory and the file naming the

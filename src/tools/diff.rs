@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +49,8 @@ pub struct DiffTextInput {
     /// against HEAD; with one revision, the index against it.
     #[serde(default)]
     pub staged: bool,
-    /// Most bytes of patch text returned; cut on a line boundary.
+    /// Most bytes of patch text returned; cut on a line boundary (nothing is returned
+    /// when the first line alone is longer).
     #[serde(default)]
     pub max_bytes: Bounded<1, 1_048_576, 65_536>,
     /// Most lines of patch text returned (applied before `maxBytes`).
@@ -71,10 +73,16 @@ pub struct DiffTextData {
     pub head_oid: Option<Oid>,
     pub path: Option<String>,
     pub staged: bool,
+    /// The patch exactly as `git diff` prints it with the repository's configuration
+    /// (paths quoted per `core.quotePath`).
     pub diff: String,
+    /// Base64 of the returned patch bytes, present only when `lossy`: the exact patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_base64: Option<String>,
     /// True when `diff` is not the whole patch.
     pub truncated: bool,
-    /// True when the patch held bytes that are not UTF-8 (shown as U+FFFD).
+    /// True when the patch held bytes that are not UTF-8 (shown as U+FFFD in `diff`;
+    /// `diffBase64` then carries the exact bytes).
     pub lossy: bool,
     /// Size of the whole patch in bytes; a lower bound when `totalBytesExact` is false.
     pub total_bytes: u64,
@@ -97,7 +105,7 @@ impl Tool for DiffText {
 
     const NAME: &'static str = "diff.text";
     const TITLE: &'static str = "Text diff";
-    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no colour, no external diff or textconv, renames detected). base+head: tree to tree (bare repositories too); base (or head) alone: that revision against the working tree, or the index with staged:true; neither: index against working tree, or HEAD against index with staged:true. Optional `path` filter. Returns at most maxBytes (and maxLines), cut on a line boundary, with true totals, binary files named, and lossy:true when bytes were not UTF-8.";
+    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no colour, no external diff or textconv, renames detected). base+head: tree to tree (bare repositories too); base (or head) alone: that revision against the working tree, or the index with staged:true; neither: index against working tree, or HEAD against index with staged:true. Optional `path` filter. Paths are quoted as the user's `git diff` quotes them (core.quotePath). Returns at most maxBytes (and maxLines), cut on a line boundary, with true totals, binary files named (conflicted ones too), and lossy:true plus diffBase64 (the exact bytes) when bytes were not UTF-8.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -172,13 +180,14 @@ impl Tool for DiffText {
         let done = if compared.ends_with("-to-worktree") {
             // Comparing with the working tree refreshes the index: let git refresh a copy.
             let index = IndexCopy::new(&repo).await?;
-            git.cmd_on_copy(&index, args).stream(patch).await?
+            git.cmd_on_copy_as_user(&index, args).stream(patch).await?
         } else {
-            git.cmd(args).stream(patch).await?
+            git.cmd_as_user(args).stream(patch).await?
         };
         let patch = done.sink;
         let (text, truncated) = patch.cut(max_bytes, max_lines);
         let (diff, lossy) = crate::model::lossy(text);
+        let diff_base64 = lossy.then(|| base64::engine::general_purpose::STANDARD.encode(text));
         let data = DiffTextData {
             format: "text",
             compared,
@@ -190,6 +199,7 @@ impl Tool for DiffText {
             staged: input.staged,
             returned_bytes: text.len() as u64,
             diff,
+            diff_base64,
             truncated,
             lossy,
             total_bytes: patch.total_bytes,

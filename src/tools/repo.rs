@@ -8,15 +8,17 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
-use crate::model::PathText;
+use crate::model::{PathText, opt_name_text};
 use crate::parse::for_each_ref::{self, ForEachRef, Rows, Track};
 use crate::parse::status_v2::{self, Kind};
-use crate::parse::{ParseError, Records, config, log, stash};
+use crate::parse::{ParseError, Records, log, remote_v, stash};
 use crate::process::Flow;
 
 /// Serialized entries stop being kept past this many bytes, so a default result stays
 /// under 64 KiB even when paths are long.
 const ENTRY_BYTES_BUDGET: usize = 56 * 1024;
+/// Most bytes of `git remote -v` read; past it the call fails rather than drop remotes.
+const REMOTES_CAP: usize = 4 * 1024 * 1024;
 
 /// `repo.status`: branch, upstream, and the changed paths of the working tree.
 pub struct Status;
@@ -37,14 +39,21 @@ pub struct StatusInput {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusData {
-    /// Current branch name; null when detached.
+    /// Current branch name; null when detached. Not valid UTF-8: shown with U+FFFD,
+    /// and `branchBytesB64` holds the exact name.
     pub branch: Option<String>,
+    /// Base64 of the branch name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_bytes_b64: Option<String>,
     pub detached: bool,
     /// True on a branch with no commits yet.
     pub unborn: bool,
     /// The commit HEAD points at; null when unborn.
     pub head_oid: Option<String>,
     pub upstream: Option<String>,
+    /// Base64 of the upstream name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_bytes_b64: Option<String>,
     /// Commits ahead of / behind the upstream; null without an upstream.
     pub ahead: Option<u64>,
     pub behind: Option<u64>,
@@ -165,12 +174,16 @@ fn status_data(status: status_v2::Status, max: usize) -> StatusData {
     }
     let b = status.branch;
     let c = status.counts;
+    let (branch, branch_bytes_b64) = opt_name_text(b.head.as_deref());
+    let (upstream, upstream_bytes_b64) = opt_name_text(b.upstream.as_deref());
     StatusData {
         detached: b.head.is_none(),
         unborn: b.oid.is_none(),
         head_oid: b.oid.map(|o| o.to_string()),
-        branch: b.head,
-        upstream: b.upstream,
+        branch,
+        branch_bytes_b64,
+        upstream,
+        upstream_bytes_b64,
         ahead: b.ahead_behind.map(|(a, _)| a),
         behind: b.ahead_behind.map(|(_, b)| b),
         clean: c.entries == 0,
@@ -292,8 +305,12 @@ pub struct TagRef {
 #[serde(rename_all = "camelCase")]
 pub struct RemoteInfo {
     pub name: String,
-    /// The first configured URL, with any password or token replaced by `***`.
+    /// The fetch URL as `git remote -v` shows it (`url.<base>.insteadOf` applied), with
+    /// any password or token replaced by `***`.
     pub fetch_url: String,
+    /// The push URLs as `git remote -v` shows them (`pushurl`, or the URL with
+    /// `pushInsteadOf` or `insteadOf` applied), redacted the same way.
+    pub push_urls: Vec<String>,
     pub credentials_redacted: bool,
 }
 
@@ -428,12 +445,8 @@ impl Tool for Refs {
         let symbolic = git
             .cmd(["symbolic-ref", "--quiet", "HEAD"])
             .capture_allowing(4096, &[0, 1]);
-        let remotes = git
-            .cmd(["config", "--null", "--get-regexp", r"^remote\..*\.url$"])
-            .stream_allowing(
-                Records::new(config::Entries::new(max.saturating_mul(4))),
-                &[0, 1],
-            );
+        // `remote -v` rather than the raw configuration: it applies insteadOf rewrites.
+        let remotes = git.cmd(["remote", "-v"]).capture(REMOTES_CAP);
         let (refs, symbolic, head, remotes) = tokio::join!(refs, symbolic, git.head(), remotes);
         let lists = refs?.sink.finish(true).map_err(parse_failed)?.rows;
         let symbolic = symbolic?;
@@ -447,10 +460,7 @@ impl Tool for Refs {
             .filter(|r| !r.is_empty());
         let head = head?;
         let remotes = remotes?;
-        let remotes_parsed = remotes
-            .sink
-            .finish(remotes.code == Some(0))
-            .map_err(parse_failed)?;
+        let remotes_parsed = remote_v::parse(&remotes.sink.bytes).map_err(parse_failed)?;
 
         let (stashes, stashes_total) = if lists.has_stash {
             let done = git
@@ -472,7 +482,7 @@ impl Tool for Refs {
             (Vec::new(), 0)
         };
 
-        let (remotes, remotes_total) = remote_list(&remotes_parsed.entries, max);
+        let (remotes, remotes_total) = remote_list(&remotes_parsed, max);
         let data = RefsData {
             head: HeadRef {
                 detached: head_ref.is_none(),
@@ -490,8 +500,7 @@ impl Tool for Refs {
             tags_total: lists.tags.1,
             tags: lists.tags.0,
             // Past the entries read, remotes are known to exist but not how many.
-            remotes_truncated: remotes_total > remotes.len() as u64
-                || remotes_parsed.total > remotes_parsed.entries.len() as u64,
+            remotes_truncated: remotes_total > remotes.len() as u64,
             remotes_total,
             remotes,
             stashes_truncated: stashes_total > stashes.len() as u64,
@@ -503,33 +512,35 @@ impl Tool for Refs {
     }
 }
 
-/// One entry per remote (its first URL), in configuration order.
-fn remote_list(entries: &[config::Entry], max: usize) -> (Vec<RemoteInfo>, u64) {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut out = Vec::new();
-    for entry in entries {
-        let Some(name) = entry
-            .key
-            .strip_prefix("remote.")
-            .and_then(|k| k.strip_suffix(".url"))
-        else {
-            continue;
-        };
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        if out.len() < max {
-            let raw = String::from_utf8_lossy(entry.value.as_deref().unwrap_or_default());
-            let (fetch_url, credentials_redacted) = redact_url(&raw);
-            out.push(RemoteInfo {
-                name: name.to_owned(),
+/// One entry per remote that has a URL, in `git remote -v` order.
+fn remote_list(parsed: &[remote_v::Remote], max: usize) -> (Vec<RemoteInfo>, u64) {
+    let with_url: Vec<_> = parsed
+        .iter()
+        .filter_map(|r| Some((r, r.fetch_url.as_deref()?)))
+        .collect();
+    let out = with_url
+        .iter()
+        .take(max)
+        .map(|(remote, fetch)| {
+            let (fetch_url, mut credentials_redacted) = redact_url(&String::from_utf8_lossy(fetch));
+            let push_urls = remote
+                .push_urls
+                .iter()
+                .map(|url| {
+                    let (shown, redacted) = redact_url(&String::from_utf8_lossy(url));
+                    credentials_redacted |= redacted;
+                    shown
+                })
+                .collect();
+            RemoteInfo {
+                name: remote.name.clone(),
                 fetch_url,
+                push_urls,
                 credentials_redacted,
-            });
-        }
-    }
-    (out, seen.len() as u64)
+            }
+        })
+        .collect();
+    (out, with_url.len() as u64)
 }
 
 /// Hides secrets a remote URL may carry in its userinfo.

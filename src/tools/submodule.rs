@@ -20,7 +20,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::{Git, Oid, Repo, RepoRelPath, repo};
-use crate::model::PathText;
+use crate::model::{PathText, opt_name_text};
 use crate::parse::Records;
 use crate::parse::ls_files_unmerged::{GITLINK, Stages};
 use crate::parse::status_v2;
@@ -76,8 +76,12 @@ pub struct Submodule {
     pub parent_path: String,
     /// Path inside its parent.
     pub relative_path: String,
-    /// Name in the parent's `.gitmodules`; null when undeclared.
+    /// Name in the parent's `.gitmodules`; null when undeclared. Not valid UTF-8: shown
+    /// with U+FFFD, and `nameBytesB64` holds the exact name.
     pub name: Option<String>,
+    /// Base64 of the name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_bytes_b64: Option<String>,
     /// URL from `.gitmodules`, with any credentials replaced by `***`.
     pub url: Option<String>,
     /// The commit the parent's index records (null for a conflicted pointer).
@@ -233,6 +237,7 @@ async fn list(
             (_, Inspection::Open { dirty: true, .. }) => "dirty",
             _ => "clean",
         };
+        let (name, name_bytes_b64) = opt_name_text(decl.map(|d| d.name.as_slice()));
         let (checked_out, dirty, repo) = match seen {
             Inspection::Open { head, dirty, repo } => (head, dirty, Some(repo)),
             _ => (None, false, None),
@@ -242,7 +247,8 @@ async fn list(
                 path: PathText::from_bytes(&full),
                 parent_path: prefix.to_owned(),
                 relative_path: relative,
-                name: decl.map(|d| d.name.clone()),
+                name,
+                name_bytes_b64,
                 url: decl.and_then(|d| d.url.as_deref()).map(redact_url),
                 recorded_oid: recorded.map(|o| o.to_string()),
                 checked_out_oid: checked_out.map(|o| o.to_string()),
@@ -303,10 +309,7 @@ async fn inspect(
     if std::fs::symlink_metadata(dir.join(".git")).is_err() {
         return Ok(Inspection::Uninitialized);
     }
-    let Some(text) = dir.to_str() else {
-        return Ok(Inspection::Uninitialized);
-    };
-    let Ok(sub) = repo::open(config, "path", text, cancel).await else {
+    let Ok(sub) = repo::open_path(config, "path", &dir, cancel).await else {
         return Ok(Inspection::Uninitialized);
     };
     let canonical = std::fs::canonicalize(&dir).unwrap_or(dir);

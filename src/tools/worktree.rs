@@ -8,7 +8,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Oid, RepoRelPath, repo};
-use crate::model::PathText;
+use crate::model::{PathText, opt_name_text};
 use crate::parse::status_v2::{self, Kind};
 use crate::parse::{ParseError, RecordParser, Records, worktree};
 use crate::process::Flow;
@@ -280,7 +280,11 @@ pub struct WorktreeEntry {
     /// The worktree `repoPath` points into.
     pub is_current: bool,
     /// Checked-out branch name (without `refs/heads/`); null when detached or bare.
+    /// Not valid UTF-8: shown with U+FFFD, and `branchBytesB64` holds the exact name.
     pub branch: Option<String>,
+    /// Base64 of the branch name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_bytes_b64: Option<String>,
     pub detached: bool,
     /// Full commit id of its HEAD; null when unborn or bare.
     pub head_oid: Option<Oid>,
@@ -330,14 +334,17 @@ impl Tool for WorktreeList {
                 let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&wt.path));
                 let is_current = std::fs::canonicalize(path).is_ok_and(|p| p == current);
                 let unborn = wt.head.as_ref().is_some_and(Oid::is_zero);
+                let (branch, branch_bytes_b64) = opt_name_text(
+                    wt.branch
+                        .as_deref()
+                        .map(|b| b.strip_prefix(b"refs/heads/").unwrap_or(b)),
+                );
                 WorktreeEntry {
                     path: PathText::from_bytes(&wt.path),
                     is_main: i == 0,
                     is_current,
-                    branch: wt
-                        .branch
-                        .as_deref()
-                        .map(|b| b.strip_prefix("refs/heads/").unwrap_or(b).to_owned()),
+                    branch,
+                    branch_bytes_b64,
                     detached: wt.detached,
                     head_oid: wt.head.filter(|h| !h.is_zero()),
                     unborn,

@@ -572,3 +572,40 @@ fn older_git_falls_back_to_rev_list_with_the_same_answer() {
     old["data"]["aheadBehindMethod"] = json!("for-each-ref");
     assert_eq!(old, new);
 }
+
+#[test]
+fn reflog_of_a_name_shared_by_a_branch_and_a_tag_is_the_one_git_shows() {
+    let fx = Fixture::new();
+    for reftable in [false, true] {
+        let flags: &[&str] = if reftable {
+            &["--ref-format=reftable"]
+        } else {
+            &[]
+        };
+        let repo = fx.init(if reftable { "rt" } else { "files" }, flags);
+        fx.commit(&repo, "a.txt", "1\n", "one");
+        fx.git(&repo, &["branch", "x"]);
+        fx.commit(&repo, "a.txt", "2\n", "two");
+        fx.git(&repo, &["tag", "x"]);
+        fx.git(&repo, &["branch", "-f", "x", "HEAD"]);
+
+        let data = call(
+            &fx,
+            "repo.reflog",
+            json!({ "repoPath": repo, "refName": "x" }),
+        )["data"]
+            .clone();
+        assert_eq!(data["fullRef"], "refs/heads/x", "{data:#}");
+        let oids: Vec<String> = data["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["newOid"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(oids, git_reflog(&fx, &repo, "x"));
+        assert_eq!(oids.len(), 2);
+        // The selectors name the branch without ambiguity.
+        assert_eq!(data["entries"][1]["selector"], "refs/heads/x@{1}");
+        assert_eq!(fx.git(&repo, &["rev-parse", "refs/heads/x@{1}"]), oids[1]);
+    }
+}

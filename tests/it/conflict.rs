@@ -679,3 +679,107 @@ fn rename_and_directory_conflicts_match_git() {
         json!(["file/directory"])
     );
 }
+
+/// Really rebases `current` onto `target` in a scratch clone: the commit git stopped at,
+/// or `None` when the rebase completed.
+fn real_rebase_stop(fx: &Fixture, repo: &Path, current: &str, target: &str) -> Option<String> {
+    let clone = fx.path(&format!("scratch-{}", rand_suffix()));
+    fx.git(
+        repo.parent().unwrap(),
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    fx.git(
+        &clone,
+        &["checkout", "-q", "-B", "cur", &format!("origin/{current}")],
+    );
+    let out = fx.git_output(&clone, &["rebase", &format!("origin/{target}")]);
+    (!out.status.success()).then(|| fx.git(&clone, &["rev-parse", "REBASE_HEAD"]))
+}
+
+#[test]
+fn rebase_after_merging_the_target_replays_the_branch_like_git() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "1\n2\n3\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    let own = fx.commit(&repo, "a.txt", "1\ntopic\n3\n", "topic edits a");
+    fx.git(&repo, &["checkout", "-q", "-b", "tidy", "main"]);
+    fx.commit(&repo, "b.txt", "tidy\n", "tidy adds b");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "a.txt", "1\nmain\n3\n", "main edits a");
+    // Both branches took main in with a merge; main is now reachable only through it.
+    for branch in ["topic", "tidy"] {
+        fx.git(&repo, &["checkout", "-q", branch]);
+        fx.git(&repo, &["merge", "-q", "--no-edit", "-X", "ours", "main"]);
+    }
+    fx.git(&repo, &["checkout", "-q", "main"]);
+
+    let predict = |current: &str| {
+        fx.call(
+            "repo.conflictPreflight",
+            json!({ "repoPath": repo, "currentRef": current, "targetRef": "main", "mode": "rebase" }),
+        )["data"]
+            .clone()
+    };
+    let topic = predict("topic");
+    assert_eq!(
+        real_rebase_stop(&fx, &repo, "topic", "main"),
+        Some(own.clone())
+    );
+    assert_eq!(topic["status"], "conflicts", "{topic:#}");
+    assert_eq!(topic["rebase"]["firstConflict"]["oid"], own);
+    assert_eq!(topic["rebase"]["commitsTotal"], 1);
+
+    let tidy = predict("tidy");
+    assert_eq!(real_rebase_stop(&fx, &repo, "tidy", "main"), None);
+    assert_eq!(tidy["status"], "clean", "{tidy:#}");
+    assert_eq!(tidy["rebase"]["commitsTotal"], 1);
+
+    // A linear branch that already holds main is up to date, for git and for us.
+    fx.git(&repo, &["checkout", "-q", "-b", "ahead", "main"]);
+    fx.commit(&repo, "c.txt", "c\n", "ahead adds c");
+    assert_eq!(predict("ahead")["status"], "already-up-to-date");
+    let out = fx.git_output(&repo, &["rebase", "main"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("up to date"));
+}
+
+#[test]
+fn am_stopped_without_conflicts_is_not_called_resolved() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "1\n2\n3\n", "base");
+    fx.git(&repo, &["checkout", "-q", "-b", "topic"]);
+    fx.commit(&repo, "a.txt", "1\ntopic\n3\n", "topic edits a");
+    let patch = fx.git(
+        &repo,
+        &["format-patch", "-1", "-o", fx.root().to_str().unwrap()],
+    );
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.commit(&repo, "a.txt", "1\nmain\n3\n", "main edits a");
+    // Without -3 the patch simply does not apply: git stops with nothing unmerged.
+    let out = fx.git_output(&repo, &["am", patch.trim()]);
+    assert!(!out.status.success());
+    assert_eq!(fx.git(&repo, &["ls-files", "-u"]), "");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("patch does not apply"));
+
+    let data = fx.call("conflict.read", json!({ "repoPath": repo }))["data"].clone();
+    assert_eq!(data["inConflict"], false);
+    assert_eq!(data["operation"], "am");
+    let hint = data["hint"].as_str().unwrap();
+    assert!(!hint.contains("resolved"), "{hint}");
+    assert!(hint.contains("did not apply"), "{hint}");
+
+    // Once the user applied it by hand and staged it, continuing is the next step.
+    fx.write(&repo, "a.txt", "1\ntopic\n3\n");
+    fx.git(&repo, &["add", "a.txt"]);
+    let data = fx.call("conflict.read", json!({ "repoPath": repo }))["data"].clone();
+    assert!(
+        data["hint"].as_str().unwrap().contains("git am --continue"),
+        "{data}"
+    );
+}

@@ -6,11 +6,10 @@ use crate::common::Fixture;
 use crate::hostile;
 use crate::snap;
 
+/// What plain `git diff` prints with the repository's own configuration.
 fn raw_diff(fx: &Fixture, repo: &std::path::Path, args: &[&str]) -> Vec<u8> {
-    // gitward reads with core.quotePath=false, so names come out as bytes, not C-quoted.
     let mut full = vec![
-        "-c",
-        "core.quotePath=false",
+        "--literal-pathspecs",
         "diff",
         "--no-color",
         "--no-ext-diff",
@@ -113,13 +112,22 @@ fn truncation_keeps_lines_and_true_totals() {
     assert_eq!(diff_of(&few).lines().count(), 3);
     assert_eq!(few["data"]["truncated"], true);
 
-    // One giant line is cut on a character boundary.
+    // A line longer than what is left is never split, not even a giant one.
     fx.write(&repo, "a.txt", &"é".repeat(5000));
     let giant = server.call("diff.text", json!({ "repoPath": repo, "maxBytes": 301 }));
     let text = diff_of(&giant);
-    assert!(text.len() <= 301);
-    assert!(!text.contains('\u{fffd}'), "{text}");
+    let full = raw_diff(&fx, &repo, &[]);
+    assert!(text.len() <= 301 && text.ends_with('\n'), "{text}");
+    assert!(full.starts_with(text.as_bytes()));
     assert_eq!(giant["data"]["lossy"], false);
+    let tiny = server.call("diff.text", json!({ "repoPath": repo, "maxBytes": 10 }));
+    assert_eq!(
+        diff_of(&tiny),
+        "",
+        "the first line alone is longer than 10 bytes"
+    );
+    assert_eq!(tiny["data"]["truncated"], true);
+    assert_eq!(tiny["data"]["totalBytes"], full.len());
 }
 
 #[test]
@@ -297,4 +305,113 @@ fn in_a_conflicted_merge_and_a_linked_worktree() {
         raw_diff(&fx, &linked, &["main"])
     );
     assert!(diff_of(&result).contains("+edited in linked"));
+}
+
+fn b64(text: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap()
+}
+
+#[test]
+fn paths_are_printed_as_plain_git_diff_prints_them() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    use std::os::unix::ffi::OsStrExt;
+    std::fs::write(repo.join("café.txt"), "x\n").unwrap();
+    std::fs::write(
+        repo.join(std::ffi::OsStr::from_bytes(b"lat\xe9.txt")),
+        "y\n",
+    )
+    .unwrap();
+    fx.git(&repo, &["add", "-A"]);
+    let mut server = fx.server(&[], &[]);
+
+    // Default configuration: git C-quotes the non-ASCII names, so the patch is ASCII.
+    let quoted = server.call("diff.text", json!({ "repoPath": repo, "staged": true }));
+    let expected = raw_diff(&fx, &repo, &["--cached"]);
+    assert!(String::from_utf8_lossy(&expected).contains("\"b/caf\\303\\251.txt\""));
+    assert_eq!(diff_of(&quoted).as_bytes(), expected);
+    assert_eq!(quoted["data"]["lossy"], false);
+    assert!(quoted["data"].get("diffBase64").is_none());
+
+    // core.quotePath=false: names as raw bytes, one of them not UTF-8; the exact patch
+    // comes back in diffBase64.
+    fx.git(&repo, &["config", "core.quotePath", "false"]);
+    let raw = server.call("diff.text", json!({ "repoPath": repo, "staged": true }));
+    let expected = raw_diff(&fx, &repo, &["--cached"]);
+    assert!(expected.windows(9).any(|w| w == b"caf\xc3\xa9.txt"));
+    assert_eq!(raw["data"]["lossy"], true);
+    assert_eq!(b64(raw["data"]["diffBase64"].as_str().unwrap()), expected);
+    assert_eq!(diff_of(&raw), String::from_utf8_lossy(&expected));
+}
+
+#[test]
+fn binary_files_with_awkward_names_and_in_a_conflict() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.write(&repo, "p and b/q", "a\0b");
+    fx.write(&repo, "bin.dat", "base\0");
+    fx.commit(&repo, "t.txt", "base\n", "base");
+    fx.write(&repo, "p and b/q", "c\0b");
+    let mut server = fx.server(&[], &[]);
+    let result = server.call("diff.text", json!({ "repoPath": repo }));
+    assert_eq!(diff_of(&result).as_bytes(), raw_diff(&fx, &repo, &[]));
+    assert_eq!(
+        result["data"]["binaryFiles"],
+        json!([{ "path": "p and b/q" }])
+    );
+    fx.git(&repo, &["checkout", "-q", "--", "."]);
+
+    fx.git(&repo, &["checkout", "-q", "-b", "side"]);
+    fx.write(&repo, "bin.dat", "side\0");
+    fx.commit(&repo, "t.txt", "side\n", "side");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    fx.write(&repo, "bin.dat", "main\0");
+    fx.commit(&repo, "t.txt", "main\n", "main");
+    assert!(!fx.git_output(&repo, &["merge", "side"]).status.success());
+    let result = server.call("diff.text", json!({ "repoPath": repo }));
+    let expected = raw_diff(&fx, &repo, &[]);
+    assert!(String::from_utf8_lossy(&expected).contains("diff --cc bin.dat\n"));
+    assert_eq!(diff_of(&result).as_bytes(), expected);
+    assert_eq!(
+        result["data"]["binaryFiles"],
+        json!([{ "path": "bin.dat" }])
+    );
+    assert_eq!(result["data"]["binaryFilesTotal"], 1);
+}
+
+#[test]
+fn the_path_filter_takes_real_names_literally() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let names = ["tab\there.txt", ":colon.txt", ".hidden", ":(glob)*"];
+    for name in names {
+        fx.write(&repo, name, "one\n");
+    }
+    fx.commit(&repo, "other.txt", "one\n", "first");
+    for name in names.iter().chain(&["other.txt"]) {
+        fx.write(&repo, name, "two\n");
+    }
+    let mut server = fx.server(&[], &[]);
+    for name in names {
+        let result = server.call("diff.text", json!({ "repoPath": repo, "path": name }));
+        let expected = raw_diff(&fx, &repo, &["--", name]);
+        assert_eq!(diff_of(&result).as_bytes(), expected, "{name:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&expected)
+                .matches("diff --git")
+                .count(),
+            1,
+            "{name:?} names exactly one file"
+        );
+    }
+    // Magic is never applied: `:(glob)*.txt` names no file.
+    let none = server.call(
+        "diff.text",
+        json!({ "repoPath": repo, "path": ":(glob)*.txt" }),
+    );
+    assert_eq!(diff_of(&none), "");
 }

@@ -19,15 +19,15 @@ pub fn hostile_revs(marker: &Path) -> Vec<String> {
     ]
 }
 
-/// Path values that escape the repository or use pathspec magic.
+/// Path values that escape the repository or cannot be a file name. (Pathspec magic such
+/// as `:(glob)**` is a literal name to us, so it is not refused but matches no file.)
 pub fn hostile_paths() -> Vec<String> {
     vec![
         "../outside".to_owned(),
         "a/../../b".to_owned(),
         "/etc/passwd".to_owned(),
-        ":(glob)**".to_owned(),
+        "a/..".to_owned(),
         "a\0b".to_owned(),
-        "a\nb".to_owned(),
     ]
 }
 

@@ -25,6 +25,7 @@ mod repo_refs;
 mod repo_status;
 mod semantic;
 mod specs;
+mod specs_cli;
 mod specs_reach;
 mod submodule;
 mod worktree;

@@ -187,3 +187,60 @@ fn bad_input() {
         assert_eq!(result["error"]["code"], -32602, "{args}: {result}");
     }
 }
+
+#[test]
+fn remote_urls_are_the_ones_git_remote_shows() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    fx.git(&repo, &["remote", "add", "origin", "gh:o/r.git"]);
+    fx.git(
+        &repo,
+        &["remote", "add", "fork", "https://tok@example.com/f.git"],
+    );
+    fx.git(
+        &repo,
+        &[
+            "config",
+            "remote.fork.pushurl",
+            "https://user:pw@example.com/p.git",
+        ],
+    );
+    fx.git(
+        &repo,
+        &["config", "url.https://github.com/.insteadOf", "gh:"],
+    );
+    fx.git(
+        &repo,
+        &["config", "url.git@github.com:.pushInsteadOf", "gh:"],
+    );
+
+    let data = fx.call("repo.refs", json!({ "repoPath": repo }))["data"].clone();
+    let origin = data["remotes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "origin")
+        .unwrap();
+    assert_eq!(origin["fetchUrl"], "https://github.com/o/r.git", "{data:#}");
+    // What `git remote -v` prints, credentials aside.
+    let mut expected: Vec<String> = Vec::new();
+    for remote in data["remotes"].as_array().unwrap() {
+        let name = remote["name"].as_str().unwrap();
+        expected.push(format!(
+            "{name}\t{} (fetch)",
+            remote["fetchUrl"].as_str().unwrap()
+        ));
+        for push in remote["pushUrls"].as_array().unwrap() {
+            expected.push(format!("{name}\t{} (push)", push.as_str().unwrap()));
+        }
+    }
+    let shown = fx
+        .git(&repo, &["remote", "-v"])
+        .replace("tok@", "***@")
+        .replace("user:pw@", "***@");
+    assert_eq!(expected.join("\n"), shown, "{data:#}");
+    assert!(shown.contains("https://github.com/o/r.git (fetch)"));
+    assert!(shown.contains("git@github.com:o/r.git (push)"));
+    assert_eq!(data["remotesTotal"], 2);
+}

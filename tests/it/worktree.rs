@@ -285,3 +285,96 @@ fn changes_in_a_linked_worktree_and_sha256() {
         "the main worktree's files are not ours"
     );
 }
+
+/// Runs git with arguments that need not be UTF-8; returns stdout.
+fn git_bytes(fx: &Fixture, dir: &std::path::Path, args: &[&[u8]]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut cmd = std::process::Command::new("git");
+    cmd.current_dir(dir)
+        .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (k, v) in fx.env() {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    out.stdout
+}
+
+fn b64(text: &Value) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(text.as_str().unwrap_or_else(|| panic!("no bytes: {text}")))
+        .unwrap()
+}
+
+#[test]
+fn branch_names_that_are_not_utf8() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    fx.commit(&repo, "a.txt", "a\n", "first");
+    let linked = fx.path("linked");
+    let other = fx.path("other");
+    fx.git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "plain",
+            linked.to_str().unwrap(),
+        ],
+    );
+    git_bytes(&fx, &repo, &[b"checkout", b"-q", b"-b", b"caf\xe9"]);
+    git_bytes(
+        &fx,
+        &repo,
+        &[
+            b"worktree",
+            b"add",
+            b"-q",
+            b"-b",
+            b"na\xefve",
+            other.to_str().unwrap().as_bytes(),
+        ],
+    );
+    let mut server = fx.server(&[], &[]);
+
+    let status = server.call("repo.status", json!({ "repoPath": repo }));
+    let head = git_bytes(&fx, &repo, &[b"symbolic-ref", b"--short", b"HEAD"]);
+    assert_eq!(
+        b64(&status["data"]["branchBytesB64"]),
+        head.trim_ascii_end()
+    );
+    assert_eq!(status["data"]["branch"], "caf\u{fffd}");
+
+    let brief = server.call("repo.brief", json!({ "repoPath": repo }));
+    assert_eq!(
+        b64(&brief["data"]["head"]["branchBytesB64"]),
+        head.trim_ascii_end(),
+        "{brief}"
+    );
+
+    // Every worktree is listed, each branch exactly as git lists it.
+    let list = server.call("worktree.list", json!({ "repoPath": repo }));
+    let porcelain = git_bytes(&fx, &repo, &[b"worktree", b"list", b"--porcelain", b"-z"]);
+    let expected: Vec<Vec<u8>> = porcelain
+        .split(|b| *b == 0)
+        .filter_map(|r| r.strip_prefix(b"branch refs/heads/"))
+        .map(<[u8]>::to_vec)
+        .collect();
+    let listed: Vec<Vec<u8>> = list["data"]["worktrees"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list}"))
+        .iter()
+        .map(|w| match w.get("branchBytesB64") {
+            Some(raw) => b64(raw),
+            None => w["branch"].as_str().unwrap().as_bytes().to_vec(),
+        })
+        .collect();
+    assert_eq!(listed, expected);
+    assert_eq!(expected.len(), 3);
+    assert!(list["data"]["worktrees"][1].get("branchBytesB64").is_none());
+}

@@ -427,11 +427,11 @@ async fn look(
     }
     let b = status.branch;
     entry.detached = b.head.is_none();
-    entry.branch = b.head;
+    entry.branch = b.head.map(|h| String::from_utf8_lossy(&h).into_owned());
     entry.short_head = b.oid.as_ref().map(|o| o.short().to_owned());
     entry.head = b.oid.map(|o| o.as_str().to_owned());
     entry.has_upstream = b.upstream.is_some();
-    entry.upstream = b.upstream;
+    entry.upstream = b.upstream.map(|u| String::from_utf8_lossy(&u).into_owned());
     entry.ahead = b.ahead_behind.map(|(a, _)| a);
     entry.behind = b.ahead_behind.map(|(_, b)| b);
     entry.changed_files = status.counts.entries;
