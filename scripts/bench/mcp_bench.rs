@@ -17,6 +17,8 @@
 //! `vs` prints one line: medians, min–max, the ratio of the medians and the spread of
 //! the per-round ratios.
 
+// A benchmark driver stops at the first failure, with its location.
+#![allow(clippy::unwrap_used)]
 // A benchmark driver starts the server and prints its figures.
 #![allow(clippy::disallowed_methods, clippy::print_stdout)]
 

@@ -3,6 +3,8 @@
 
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
+// A failed unwrap in a test is a test failure with its location, which is what we want.
+#![allow(clippy::unwrap_used)]
 
 mod agents;
 mod audit;
