@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::canonical;
-use super::signing::SIGNATURE_VERSION;
+use super::signing::{AuditSigner, SIGNATURE_VERSION};
 use super::{AuditConfig, AuditError};
 
 /// `previousHash` of the very first chained entry.
@@ -37,6 +37,15 @@ pub const HASH_EXCLUDED: [&str; 4] = [
     "signatureKeyId",
     "signatureVersion",
 ];
+/// `event_type` of the record that notes a change of signing key inside a segment.
+pub const KEY_CHANGE: &str = "key_change";
+/// On a checkpoint or key change: the key id that signed the previous entry (`null` when
+/// it was unsigned).
+pub const PREVIOUS_KEY_FIELD: &str = "previousSignatureKeyId";
+/// Event types only the ledger writes.
+const LEDGER_EVENTS: [&str; 2] = ["checkpoint", KEY_CHANGE];
+/// Event fields only the ledger writes (on its own records).
+const LEDGER_FIELDS: [&str; 1] = [PREVIOUS_KEY_FIELD];
 /// Fields the ledger owns; an entry's own fields with these names are ignored.
 const RESERVED: [&str; 11] = [
     "id",
@@ -71,11 +80,11 @@ impl Entry {
     }
 
     /// Sets an event field (`tool`, `event_type`, …). Ledger-owned names are ignored, and
-    /// so is `event_type: "checkpoint"`, which only the ledger writes.
+    /// so are the event types only the ledger writes (`checkpoint`, `key_change`).
     pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Entry {
         let value = value.into();
-        let forged_checkpoint = key == "event_type" && value == "checkpoint";
-        if !RESERVED.contains(&key) && !forged_checkpoint {
+        let forged = key == "event_type" && LEDGER_EVENTS.iter().any(|e| value == *e);
+        if !RESERVED.contains(&key) && !LEDGER_FIELDS.contains(&key) && !forged {
             self.fields.insert(key.to_owned(), value);
         }
         self
@@ -103,6 +112,8 @@ struct Link {
     sequence: u64,
     hash: String,
     segment: String,
+    /// The key id that signed it, if signed.
+    key_id: Option<String>,
 }
 
 /// Where the next entry attaches.
@@ -164,6 +175,11 @@ impl Ledger {
 
     pub fn path(&self) -> &Path {
         &self.config.path
+    }
+
+    /// The id of the key this writer signs with.
+    fn key_id(&self) -> Option<&str> {
+        self.config.signer.as_deref().map(AuditSigner::key_id)
     }
 
     /// Repairs made during appends since the last call (for stderr).
@@ -240,8 +256,18 @@ impl Ledger {
             loop {
                 let mut next = tail.clone();
                 let mut lines = Vec::new();
-                if next.segment.is_none() && next.last.is_some() {
-                    lines.extend(self.seal(&checkpoint(next.last.as_ref()), &mut next, true)?);
+                // A change of signing key is recorded where it happens, so that a signed
+                // chain continuing unsigned is never mistaken for stripped signatures.
+                let key_changed = next
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.key_id.as_deref() != self.key_id());
+                if let Some(last) = next.last.as_ref().filter(|_| next.segment.is_none()) {
+                    let entry = checkpoint(last, key_changed);
+                    lines.extend(self.seal(&entry, &mut next, true)?);
+                } else if let Some(last) = next.last.as_ref().filter(|_| key_changed) {
+                    let entry = key_change(last);
+                    lines.extend(self.seal(&entry, &mut next, true)?);
                 }
                 match self.seal(entry, &mut next, false) {
                     Ok(line) => lines.extend(line),
@@ -289,7 +315,7 @@ impl Ledger {
         &self,
         entry: &Entry,
         tail: &mut Tail,
-        is_checkpoint: bool,
+        ledger_record: bool,
     ) -> Result<Vec<u8>, AuditError> {
         let segment = tail
             .segment
@@ -319,7 +345,9 @@ impl Ledger {
                     ("summary", Value::String(s), Some(limit)) => {
                         map.insert(key.clone(), shorten(s, limit).into());
                     }
-                    ("event_type", v, _) if v == "checkpoint" && !is_checkpoint => {}
+                    ("event_type", v, _)
+                        if !ledger_record && LEDGER_EVENTS.iter().any(|e| v == *e) => {}
+                    (k, _, _) if !ledger_record && LEDGER_FIELDS.contains(&k) => {}
                     _ => {
                         map.insert(key.clone(), value.clone());
                     }
@@ -343,6 +371,7 @@ impl Ledger {
                     sequence,
                     hash,
                     segment: segment.clone(),
+                    key_id: self.key_id().map(str::to_owned),
                 });
                 tail.segment = Some(segment);
                 return Ok(line);
@@ -439,10 +468,14 @@ impl Ledger {
     }
 }
 
-/// The checkpoint that opens a new segment after `last`.
-fn checkpoint(last: Option<&Link>) -> Entry {
-    let last = last.expect("a checkpoint follows an existing chain");
+/// The checkpoint that opens a new segment after `last`, noting a change of signing key.
+fn checkpoint(last: &Link, key_changed: bool) -> Entry {
     let mut entry = Entry::now();
+    if key_changed {
+        entry
+            .fields
+            .insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
+    }
     entry
         .fields
         .insert("event_type".into(), "checkpoint".into());
@@ -455,6 +488,16 @@ fn checkpoint(last: Option<&Link>) -> Entry {
     entry
         .fields
         .insert("lastEntryHash".into(), last.hash.clone().into());
+    entry
+}
+
+/// The record of a change of signing key after `last`, inside a segment.
+fn key_change(last: &Link) -> Entry {
+    let mut entry = Entry::now();
+    entry.fields.insert("event_type".into(), KEY_CHANGE.into());
+    entry
+        .fields
+        .insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
     entry
 }
 
@@ -472,10 +515,7 @@ fn shorten(s: &str, limit: usize) -> String {
 /// Reads a chained entry's link fields, checking its hash. `Ok(None)` for a legacy
 /// (unchained) record.
 fn parse_link(line: &[u8]) -> Result<Option<Link>, String> {
-    let value: Value = serde_json::from_slice(line).map_err(|_| "not JSON".to_owned())?;
-    let Value::Object(map) = value else {
-        return Err("not a JSON object".into());
-    };
+    let map = super::strict::parse_object(line)?;
     if !map.contains_key("auditChainVersion") {
         return Ok(None);
     }
@@ -496,10 +536,16 @@ fn parse_link(line: &[u8]) -> Result<Option<Link>, String> {
     if canonical::sha256_tag(&canonical::object_without(&map, &HASH_EXCLUDED)) != hash {
         return Err("entryHash does not match the entry".into());
     }
+    let key_id = map
+        .get("signature")
+        .and_then(|_| map.get("signatureKeyId"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     Ok(Some(Link {
         sequence,
         hash,
         segment,
+        key_id,
     }))
 }
 
@@ -636,6 +682,7 @@ mod tests {
                 sequence,
                 hash: format!("sha256:{}", "ab".repeat(32)),
                 segment: "7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into(),
+                key_id: None,
             }),
             segment: Some("7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into()),
         }

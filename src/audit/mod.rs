@@ -9,6 +9,7 @@ pub mod canonical;
 pub mod ledger;
 pub mod record;
 pub mod signing;
+pub mod strict;
 pub mod verify;
 pub mod writer;
 

@@ -13,10 +13,11 @@ use serde_json::{Map, Value};
 
 use super::canonical;
 use super::ledger::{
-    CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, MAX_LINE, RETAINED, SCHEMA_VERSION, lock_path,
-    rotated_path,
+    CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE, PREVIOUS_KEY_FIELD, RETAINED,
+    SCHEMA_VERSION, lock_path, rotated_path,
 };
 use super::signing::{SignatureProblem, verify_audit_event_signature};
+use super::strict;
 
 /// Counters only: a verification report never repeats ledger content.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -28,6 +29,8 @@ pub struct VerifyReport {
     pub signed: u64,
     pub unsigned: u64,
     pub segments: u64,
+    /// Ledger records of a change of signing key (see `docs/audit-format.md`).
+    pub key_changes: u64,
     /// The retained sequence range (chained entries).
     pub first_sequence: Option<u64>,
     pub last_sequence: Option<u64>,
@@ -67,6 +70,8 @@ struct Link {
     sequence: u64,
     hash: String,
     segment: String,
+    /// The key id of its signature, when signed.
+    key: Option<String>,
 }
 
 /// Verifies the ledger whose active segment is `path`. Signed entries must verify under
@@ -175,10 +180,7 @@ impl Verifier<'_> {
                 ));
             }
             buf.pop();
-            let map = match serde_json::from_slice::<Value>(&buf) {
-                Ok(Value::Object(map)) => map,
-                _ => return Err((at, "not a JSON object".into())),
-            };
+            let map = strict::parse_object(&buf).map_err(|why| (at, why))?;
             self.report.entries += 1;
             self.entry(&map, &mut segment_id).map_err(|r| (at, r))?;
         }
@@ -284,6 +286,12 @@ impl Verifier<'_> {
             return Err("chained entry signed without a signatureVersion".into());
         }
         self.signature(map)?;
+        let key = map
+            .get("signature")
+            .and_then(|_| map.get("signatureKeyId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.key_change(map, is_checkpoint, key.as_deref())?;
         self.report.chained += 1;
         self.report.first_sequence.get_or_insert(sequence);
         self.report.last_sequence = Some(sequence);
@@ -291,8 +299,51 @@ impl Verifier<'_> {
             sequence,
             hash: hash.to_owned(),
             segment: segment.to_owned(),
+            key,
         });
         self.chain_started = true;
+        Ok(())
+    }
+
+    /// A chain that was signed stays signed unless the ledger recorded the change: otherwise
+    /// stripping the signatures off the newest entries and recomputing their hashes would
+    /// leave a ledger that verifies.
+    fn key_change(
+        &mut self,
+        map: &Map<String, Value>,
+        is_checkpoint: bool,
+        key: Option<&str>,
+    ) -> Result<(), String> {
+        let is_key_change = map.get("event_type").and_then(Value::as_str) == Some(KEY_CHANGE);
+        let prev_key = self.prev.as_ref().map(|p| p.key.as_deref());
+        match map.get(PREVIOUS_KEY_FIELD) {
+            Some(recorded) => {
+                if !is_checkpoint && !is_key_change {
+                    return Err(format!("{PREVIOUS_KEY_FIELD} outside a checkpoint"));
+                }
+                if !recorded.is_string() && !recorded.is_null() {
+                    return Err(format!("{PREVIOUS_KEY_FIELD} is not a string or null"));
+                }
+                // With no earlier entry retained there is nothing to compare against.
+                if prev_key.is_some_and(|prev| prev != recorded.as_str()) {
+                    return Err(
+                        "the recorded key change does not match the previous entry's key".into(),
+                    );
+                }
+                self.report.key_changes += 1;
+            }
+            None if is_key_change => {
+                return Err(format!("key_change without {PREVIOUS_KEY_FIELD}"));
+            }
+            None => {
+                if prev_key.flatten().is_some() && key.is_none() {
+                    return Err(
+                        "unsigned entry after a signed one, with no key change recorded (signatures stripped?)"
+                            .into(),
+                    );
+                }
+            }
+        }
         Ok(())
     }
 

@@ -226,7 +226,7 @@ fn calls_are_chained_and_signed() {
     assert_eq!(
         report,
         json!({ "ok": true, "entries": 3, "chained": 3, "legacy": 0, "signed": 3, "unsigned": 0,
-                "segments": 1, "firstSequence": 1, "lastSequence": 3 })
+                "segments": 1, "keyChanges": 0, "firstSequence": 1, "lastSequence": 3 })
     );
 
     // A second run continues the same chain.
@@ -353,6 +353,18 @@ fn tampering_is_detected() {
         ("rewrite an entry and re-hash the chain", |log| {
             rehash_from(log, 1)
         }),
+        (
+            "a duplicate key that readers keeping the first would believe",
+            |log| {
+                edit_lines(log, |l| {
+                    assert!(l[1].contains(r#""result":"success""#));
+                    l[1] = l[1].replacen('{', r#"{"result":"error","#, 1);
+                })
+            },
+        ),
+        ("strip the newest signatures and re-hash the chain", |log| {
+            strip_signatures_from(log, 1)
+        }),
     ];
     for (name, tamper) in cases {
         let copy = copy_ledger(&fx, &log, &name.replace(' ', "-"));
@@ -393,6 +405,98 @@ fn rehash_from(log: &Path, from: usize) {
         .map(|e| format!("{}\n", Value::Object(e.clone())))
         .collect();
     std::fs::write(log, text).unwrap();
+}
+
+/// Removes the signatures of the active segment's entries from line `from` on and
+/// recomputes their hashes, as someone without the key could.
+fn strip_signatures_from(log: &Path, from: usize) {
+    use gitward::audit::canonical;
+    let mut entries = lines(log);
+    for i in from..entries.len() {
+        for field in ["signature", "signatureKeyId", "signatureVersion"] {
+            entries[i].remove(field);
+        }
+        if i > 0 {
+            let prev = entries[i - 1]["entryHash"].clone();
+            entries[i].insert("previousHash".into(), prev);
+        }
+        let hash = canonical::sha256_tag(&canonical::object_without(&entries[i], &["entryHash"]));
+        entries[i].insert("entryHash".into(), hash.into());
+    }
+    let text: String = entries
+        .iter()
+        .map(|e| format!("{}\n", Value::Object(e.clone())))
+        .collect();
+    std::fs::write(log, text).unwrap();
+}
+
+#[test]
+fn a_change_of_signing_key_is_recorded_and_verifies() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let (key, public) = keygen(&fx);
+    let log = fx.path("ledger/mcp.jsonl");
+    let log_env = ("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap());
+    let status = [("repo.status", json!({ "repoPath": repo }))];
+    // Signed, then the key is taken away, then signing resumes.
+    serve(
+        &fx,
+        &[
+            log_env,
+            ("FLUXGIT_MCP_AUDIT_SIGN_KEY", key.to_str().unwrap()),
+        ],
+        &status,
+    );
+    serve(&fx, &[log_env], &status);
+    serve(
+        &fx,
+        &[
+            log_env,
+            ("FLUXGIT_MCP_AUDIT_SIGN_KEY", key.to_str().unwrap()),
+        ],
+        &status,
+    );
+    let entries = lines(&log);
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_call",
+            "key_change",
+            "tool_call",
+            "key_change",
+            "tool_call"
+        ]
+    );
+    let key_id = entries[0]["signatureKeyId"].clone();
+    assert_eq!(entries[1]["previousSignatureKeyId"], key_id);
+    assert!(entries[1].get("signature").is_none(), "written unsigned");
+    assert_eq!(entries[3]["previousSignatureKeyId"], Value::Null);
+    assert_eq!(entries[3]["signatureKeyId"], key_id);
+    let pubkey = public.to_str().unwrap();
+    let (code, report) = verify(&fx, &log, &["--pubkey", pubkey]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["keyChanges"], 2, "{report}");
+    assert_eq!(report["unsigned"], 2, "{report}");
+    let (code, _) = verify(&fx, &log, &["--pubkey", pubkey, "--require-signed"]);
+    assert_eq!(code, 3, "strict mode still wants every entry signed");
+
+    // A key change record must agree with the entry before it.
+    let copy = copy_ledger(&fx, &log, "wrong-previous-key");
+    edit_lines(&copy, |l| {
+        l.truncate(3);
+        l[1] = l[1].replace(key_id.as_str().unwrap(), "0000000000000000");
+    });
+    strip_signatures_from(&copy, 1);
+    let (code, report) = verify(&fx, &copy, &["--pubkey", pubkey]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(
+        report["failure"]["reason"],
+        "the recorded key change does not match the previous entry's key"
+    );
 }
 
 #[test]
