@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::canonical;
 use super::signing::{AuditSigner, SIGNATURE_VERSION};
 use super::{AuditConfig, AuditError};
+use super::{breaks, canonical};
 
 /// `previousHash` of the very first chained entry.
 pub const GENESIS_HASH: &str =
@@ -44,8 +44,10 @@ pub const KEY_CHANGE: &str = "key_change";
 pub const PREVIOUS_KEY_FIELD: &str = "previousSignatureKeyId";
 /// Event types only the ledger writes.
 const LEDGER_EVENTS: [&str; 2] = ["checkpoint", KEY_CHANGE];
+/// On the checkpoint after a broken segment end: what was found there.
+pub const BREAK_FIELD: &str = "break";
 /// Event fields only the ledger writes (on its own records).
-const LEDGER_FIELDS: [&str; 1] = [PREVIOUS_KEY_FIELD];
+const LEDGER_FIELDS: [&str; 2] = [PREVIOUS_KEY_FIELD, BREAK_FIELD];
 /// Fields the ledger owns; an entry's own fields with these names are ignored.
 const RESERVED: [&str; 11] = [
     "id",
@@ -98,6 +100,11 @@ impl Entry {
     pub fn fields(&self) -> &Map<String, Value> {
         &self.fields
     }
+
+    /// When the event happened, in milliseconds since the Unix epoch.
+    pub fn timestamp_ms(&self) -> u64 {
+        self.timestamp_ms
+    }
 }
 
 pub fn now_ms() -> u64 {
@@ -123,6 +130,15 @@ struct Tail {
     /// The active segment's id, once it holds a chained entry; until then the next
     /// entry opens a new segment (with a checkpoint first, if a chain exists).
     segment: Option<String>,
+    /// A broken end of the previous segment, for the next checkpoint to record.
+    pending_break: Option<breaks::Break>,
+}
+
+/// The end of the active segment (or of `.1`) is not valid entries.
+#[derive(Debug)]
+struct Broken {
+    in_rotated: bool,
+    reason: String,
 }
 
 /// Identity and length of the active file after our own last append: if it still
@@ -195,10 +211,22 @@ impl Ledger {
     /// Appends entries in order under one lock and one sync. An entry that cannot fit
     /// the line limit is skipped (the others are written) and reported as `TooLong`.
     pub fn append_batch(&mut self, entries: Vec<Entry>) -> Result<(), AuditError> {
+        self.append_batch_then(entries, || {})
+    }
+
+    /// As [`Ledger::append_batch`], calling `written` once every line is in the file
+    /// (`write(2)` done, so a crash of this process can no longer lose it) and before the
+    /// sync that makes it survive a crash of the machine.
+    pub fn append_batch_then(
+        &mut self,
+        entries: Vec<Entry>,
+        written: impl FnOnce(),
+    ) -> Result<(), AuditError> {
         if entries.is_empty() {
+            written();
             return Ok(());
         }
-        let result = self.append_locked(&entries);
+        let result = self.append_locked(&entries, written);
         if result
             .as_ref()
             .is_err_and(|e| !matches!(e, AuditError::TooLong))
@@ -234,7 +262,11 @@ impl Ledger {
         Ok(self.lock.as_ref().expect("set above"))
     }
 
-    fn append_locked(&mut self, entries: &[Entry]) -> Result<(), AuditError> {
+    fn append_locked(
+        &mut self,
+        entries: &[Entry],
+        written: impl FnOnce(),
+    ) -> Result<(), AuditError> {
         let lock = self.lock_file()?.try_clone()?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
             .map_err(std::io::Error::from)?;
@@ -246,7 +278,14 @@ impl Ledger {
             Some(c) if c.dev == meta.dev() && c.ino == meta.ino() && c.len == meta.len() => {
                 (c.tail.clone(), meta.len())
             }
-            _ => self.read_tail(&mut file, meta.len())?,
+            _ => match self.read_tail(&mut file, meta.len())? {
+                Ok(found) => found,
+                Err(broken) => {
+                    let (active, tail, len) = self.recover(broken)?;
+                    file = active;
+                    (tail, len)
+                }
+            },
         };
 
         let mut buf: Vec<u8> = Vec::with_capacity(entries.len() * 800);
@@ -262,8 +301,9 @@ impl Ledger {
                     .last
                     .as_ref()
                     .is_some_and(|l| l.key_id.as_deref() != self.key_id());
-                if let Some(last) = next.last.as_ref().filter(|_| next.segment.is_none()) {
-                    let entry = checkpoint(last, key_changed);
+                if next.segment.is_none() && (next.last.is_some() || next.pending_break.is_some()) {
+                    let broken = next.pending_break.take();
+                    let entry = checkpoint(next.last.as_ref(), key_changed, broken.as_ref());
                     lines.extend(self.seal(&entry, &mut next, true)?);
                 } else if let Some(last) = next.last.as_ref().filter(|_| key_changed) {
                     let entry = key_change(last);
@@ -292,7 +332,7 @@ impl Ledger {
             }
         }
         let created = len == 0 && !buf.is_empty();
-        write_synced(&mut file, &mut buf, len)?;
+        write_then_sync(&mut file, &mut buf, len, written)?;
         if created {
             // A new segment's directory entry must be as durable as its first line.
             sync_dir(&self.config.path);
@@ -389,13 +429,22 @@ impl Ledger {
 
     /// Finds where the next entry attaches by reading the end of the active segment (or
     /// of `.1` when the active one holds no chained entry yet), dropping a torn final line.
-    fn read_tail(&mut self, file: &mut File, len: u64) -> Result<(Tail, u64), AuditError> {
-        let (line, complete_len) = last_line(file, len)?;
+    /// `Ok(Err(_))` when that end is broken.
+    fn read_tail(
+        &mut self,
+        file: &mut File,
+        len: u64,
+    ) -> Result<Result<(Tail, u64), Broken>, AuditError> {
+        let broken = |in_rotated: bool| move |reason: String| Broken { in_rotated, reason };
+        let (line, complete_len) = match last_line(file, len)? {
+            Ok(found) => found,
+            Err(why) => return Ok(Err(broken(false)(why.into()))),
+        };
         let mut len = len;
         if complete_len < len {
             // A crash mid-append leaves a final line without its newline. It was never
-            // synced as complete, so it was never acknowledged: drop it and chain from the
-            // last complete entry.
+            // written whole, so it was never acknowledged: drop it and chain from the last
+            // complete entry.
             file.set_len(complete_len)?;
             file.sync_data()?;
             self.notices.push(format!(
@@ -406,40 +455,79 @@ impl Ledger {
             len = complete_len;
         }
         if let Some(line) = line {
-            if let Some(link) = parse_link(&line).map_err(AuditError::CorruptTail)? {
-                return Ok((
-                    Tail {
-                        segment: Some(link.segment.clone()),
-                        last: Some(link),
-                    },
-                    len,
-                ));
+            match parse_link(&line) {
+                Ok(Some(link)) => {
+                    return Ok(Ok((
+                        Tail {
+                            segment: Some(link.segment.clone()),
+                            last: Some(link),
+                            pending_break: None,
+                        },
+                        len,
+                    )));
+                }
+                Ok(None) => {}
+                Err(why) => return Ok(Err(broken(false)(why))),
             }
         }
         // No chained entry in the active segment: continue from the newest rotation.
-        let rotated = rotated_path(&self.config.path, 1);
-        let last = match File::open(&rotated) {
-            Ok(mut old) => {
-                let old_len = old.metadata()?.len();
-                match last_line(&mut old, old_len)? {
-                    (Some(line), n) if n == old_len => {
-                        parse_link(&line).map_err(AuditError::CorruptTail)?
-                    }
-                    (None, 0) => None,
-                    _ => {
-                        return Err(AuditError::CorruptTail(
-                            "the newest rotated segment ends with an incomplete line".into(),
-                        ));
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.into()),
+        let last = match segment_tail(&rotated_path(&self.config.path, 1))? {
+            Ok(last) => last,
+            Err(why) => return Ok(Err(broken(true)(why))),
         };
-        Ok((
+        Ok(Ok((
             Tail {
                 last,
                 segment: None,
+                pending_break: None,
+            },
+            len,
+        )))
+    }
+
+    /// Keeps auditing past a broken segment end: the broken segment becomes `.1` (rotated
+    /// out if it is the active one), and the next entry opens a new segment with a
+    /// checkpoint that records the break and chains from the last valid entry before it.
+    fn recover(&mut self, broken: Broken) -> Result<(File, Tail, u64), AuditError> {
+        let path = self.config.path.clone();
+        let file = if broken.in_rotated {
+            open_active(&path)?
+        } else {
+            self.rotate()?
+        };
+        let segment = rotated_path(&path, 1);
+        let scan = breaks::scan(&segment, parse_link)?;
+        let (last, record) = match scan {
+            Some(scan) => (scan.last, scan.record),
+            // Valid throughout when read from the start (a concurrent repair, say): an
+            // empty break keeps the chain intact.
+            None => {
+                let mut old = File::open(&segment)?;
+                let len = old.metadata()?.len();
+                let last = segment_tail(&segment)?.ok().flatten();
+                let record = breaks::hash_rest(len, &[], &mut old, broken.reason.clone())?;
+                (last, record)
+            }
+        };
+        let last = match last {
+            Some(last) => Some(last),
+            // Nothing valid in the broken segment: chain from the one before it.
+            None => segment_tail(&rotated_path(&path, 2))?.ok().flatten(),
+        };
+        self.notices.push(format!(
+            "{} is broken from byte {} ({}); it was set aside and a new segment records the \
+             break (verify-audit reports it)",
+            segment.display(),
+            record.offset,
+            record.reason
+        ));
+        let len = file.metadata()?.len();
+        Ok((
+            file,
+            Tail {
+                last,
+                segment: None,
+                pending_break: Some(record),
             },
             len,
         ))
@@ -468,27 +556,45 @@ impl Ledger {
     }
 }
 
-/// The checkpoint that opens a new segment after `last`, noting a change of signing key.
-fn checkpoint(last: &Link, key_changed: bool) -> Entry {
+/// The checkpoint that opens a new segment after `last` (the genesis when no valid entry
+/// is left to chain from), noting a change of signing key and a broken previous segment.
+fn checkpoint(last: Option<&Link>, key_changed: bool, broken: Option<&breaks::Break>) -> Entry {
     let mut entry = Entry::now();
-    if key_changed {
-        entry
-            .fields
-            .insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
+    let fields = &mut entry.fields;
+    fields.insert("event_type".into(), "checkpoint".into());
+    if let Some(last) = last {
+        fields.insert("previousSegmentId".into(), last.segment.clone().into());
+    }
+    fields.insert("lastSequence".into(), last.map_or(0, |l| l.sequence).into());
+    fields.insert(
+        "lastEntryHash".into(),
+        last.map_or(GENESIS_HASH.to_owned(), |l| l.hash.clone())
+            .into(),
+    );
+    if let (Some(last), true) = (last, key_changed) {
+        fields.insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
+    }
+    if let Some(broken) = broken {
+        fields.insert(BREAK_FIELD.into(), broken.to_value());
     }
     entry
-        .fields
-        .insert("event_type".into(), "checkpoint".into());
-    entry
-        .fields
-        .insert("previousSegmentId".into(), last.segment.clone().into());
-    entry
-        .fields
-        .insert("lastSequence".into(), last.sequence.into());
-    entry
-        .fields
-        .insert("lastEntryHash".into(), last.hash.clone().into());
-    entry
+}
+
+/// The last chained entry of a segment file: `Ok(None)` when there is none (or no file),
+/// `Err` when its end is broken.
+fn segment_tail(path: &Path) -> Result<Result<Option<Link>, String>, AuditError> {
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(None)),
+        Err(e) => return Err(e.into()),
+    };
+    let len = file.metadata()?.len();
+    Ok(match last_line(&mut file, len)? {
+        Ok((Some(line), n)) if n == len => parse_link(&line),
+        Ok((None, 0)) => Ok(None),
+        Ok(_) => Err("the segment ends with an incomplete line".into()),
+        Err(why) => Err(why.into()),
+    })
 }
 
 /// The record of a change of signing key after `last`, inside a segment.
@@ -549,12 +655,16 @@ fn parse_link(line: &[u8]) -> Result<Option<Link>, String> {
     }))
 }
 
+/// The last complete line (without its newline) and the length up to and including it.
+type LastLine = (Option<Vec<u8>>, u64);
+
 /// The last complete line of the first `len` bytes of `file` (without its newline), and
-/// the length up to and including that line's newline. Reads backwards in growing
+/// the length up to and including that line's newline; `Err` for a tail this writer never
+/// leaves, which is a break rather than something to repair. Reads backwards in growing
 /// chunks, never more than two lines' worth.
-fn last_line(file: &mut File, len: u64) -> std::io::Result<(Option<Vec<u8>>, u64)> {
+fn last_line(file: &mut File, len: u64) -> std::io::Result<Result<LastLine, &'static str>> {
     if len == 0 {
-        return Ok((None, 0));
+        return Ok(Ok((None, 0)));
     }
     let limit = (2 * MAX_LINE as u64 + 2).min(len);
     let mut chunk = 8 * 1024u64;
@@ -569,20 +679,20 @@ fn last_line(file: &mut File, len: u64) -> std::io::Result<(Option<Vec<u8>>, u64
         if let Some(end) = complete_end {
             let line_start = buf[..end].iter().rposition(|&b| b == b'\n').map(|p| p + 1);
             match line_start {
-                Some(s) => return Ok((Some(buf[s..end].to_vec()), start + end as u64 + 1)),
-                None if start == 0 => return Ok((Some(buf[..end].to_vec()), end as u64 + 1)),
+                Some(s) => return Ok(Ok((Some(buf[s..end].to_vec()), start + end as u64 + 1))),
+                None if start == 0 => return Ok(Ok((Some(buf[..end].to_vec()), end as u64 + 1))),
                 None => {}
             }
         } else if start == 0 {
             // No newline at all: the whole file is one torn line.
-            return Ok((None, 0));
+            return Ok(Ok((None, 0)));
         }
         if take == limit {
             // Longer than any line this writer produces: not something to repair blindly.
-            return Err(std::io::Error::other(if complete_end.is_none() {
-                "the ledger ends with more than a line's worth of bytes without a newline"
+            return Ok(Err(if complete_end.is_none() {
+                "the segment ends with more than a line's worth of bytes without a newline"
             } else {
-                "the ledger's last line is longer than the line limit"
+                "the last line is longer than the line limit"
             }));
         }
         chunk *= 4;
@@ -606,15 +716,28 @@ const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
 /// Writes `buf` at the end of `file` and syncs it; on failure, cuts the file back to
 /// `len` so no partial line is left for the next writer.
 fn write_synced(file: &mut File, buf: &mut Vec<u8>, len: u64) -> Result<(), AuditError> {
+    write_then_sync(file, buf, len, || {})
+}
+
+/// As [`write_synced`], calling `written` between the write and the sync.
+fn write_then_sync(
+    file: &mut File,
+    buf: &mut Vec<u8>,
+    len: u64,
+    written: impl FnOnce(),
+) -> Result<(), AuditError> {
     if buf.is_empty() {
+        written();
         return Ok(());
     }
-    let result = file.write_all(buf).and_then(|()| file.sync_data());
+    let result = file.write_all(buf);
     buf.clear();
     if let Err(e) = result {
         let _ = file.set_len(len);
         return Err(e.into());
     }
+    written();
+    file.sync_data()?;
     Ok(())
 }
 
@@ -685,6 +808,7 @@ mod tests {
                 key_id: None,
             }),
             segment: Some("7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into()),
+            pending_break: None,
         }
     }
 

@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 
 use super::canonical;
 use super::ledger::{
-    CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE, PREVIOUS_KEY_FIELD, RETAINED,
-    SCHEMA_VERSION, lock_path, rotated_path,
+    BREAK_FIELD, CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE,
+    PREVIOUS_KEY_FIELD, RETAINED, SCHEMA_VERSION, lock_path, rotated_path,
 };
 use super::signing::{SignatureProblem, verify_audit_event_signature};
-use super::strict;
+use super::{breaks, strict};
 
 /// Counters only: a verification report never repeats ledger content.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -31,6 +31,8 @@ pub struct VerifyReport {
     pub segments: u64,
     /// Ledger records of a change of signing key (see `docs/audit-format.md`).
     pub key_changes: u64,
+    /// Broken segment ends that a later checkpoint records (see `docs/audit-format.md`).
+    pub breaks: u64,
     /// The retained sequence range (chained entries).
     pub first_sequence: Option<u64>,
     pub last_sequence: Option<u64>,
@@ -106,6 +108,7 @@ pub fn verify_audit_ledger(
         prev: None,
         seen_segments: HashSet::new(),
         chain_started: false,
+        pending: None,
     };
     let count = segments.len();
     for (i, segment) in segments.iter().enumerate() {
@@ -114,16 +117,24 @@ pub fn verify_audit_ledger(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let is_active = has_active && i + 1 == count;
-        v.segment(segment, is_active).map_err(|(line, reason)| {
-            VerifyError::Failed(Box::new((
-                VerifyFailure {
-                    segment: Some(name.clone()),
-                    line,
-                    reason,
-                },
-                v.report.clone(),
-            )))
-        })?;
+        let has_next = i + 1 < count;
+        v.segment(segment, &name, is_active, has_next)
+            .map_err(|(line, reason)| {
+                // A failure that a break record was expected to cover is reported where
+                // it is, not where the record was missing.
+                let failure = match v.pending.take() {
+                    Some(pending) => pending.failure,
+                    None => VerifyFailure {
+                        segment: Some(name.clone()),
+                        line,
+                        reason,
+                    },
+                };
+                VerifyError::Failed(Box::new((failure, v.report.clone())))
+            })?;
+    }
+    if let Some(pending) = v.pending.take() {
+        return Err(VerifyError::Failed(Box::new((pending.failure, v.report))));
     }
     if require_signed && v.report.unsigned > 0 {
         return Err(VerifyError::Failed(Box::new((
@@ -147,16 +158,31 @@ struct Verifier<'k> {
     prev: Option<Link>,
     seen_segments: HashSet<String>,
     chain_started: bool,
+    /// A segment ended in invalid bytes: the next segment must open with a checkpoint
+    /// that records exactly them.
+    pending: Option<Pending>,
+}
+
+struct Pending {
+    failure: VerifyFailure,
+    found: breaks::Break,
 }
 
 type Failure = (Option<u64>, String);
 
 impl Verifier<'_> {
-    fn segment(&mut self, path: &Path, is_active: bool) -> Result<(), Failure> {
+    fn segment(
+        &mut self,
+        path: &Path,
+        name: &str,
+        is_active: bool,
+        has_next: bool,
+    ) -> Result<(), Failure> {
         let file = File::open(path).map_err(|e| (None, format!("cannot be read: {e}")))?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let mut buf = Vec::with_capacity(4096);
         let mut line_no = 0u64;
+        let mut offset = 0u64;
         let mut segment_id: Option<String> = None;
         loop {
             buf.clear();
@@ -169,26 +195,76 @@ impl Verifier<'_> {
             }
             line_no += 1;
             let at = Some(line_no);
-            if buf.last() != Some(&b'\n') {
-                return Err((
-                    at,
-                    if buf.len() > MAX_LINE {
-                        "line is longer than the line limit".into()
-                    } else {
-                        "incomplete final line (truncated or interrupted write)".into()
+            let checked = self.line(&buf, &mut segment_id);
+            if let Err(reason) = checked {
+                if !has_next || self.pending.is_some() {
+                    return Err((at, reason));
+                }
+                // Perhaps a broken end that the next segment's checkpoint records: hash
+                // it, and let that checkpoint decide.
+                let found = breaks::hash_rest(offset, &buf, &mut reader, reason.clone())
+                    .map_err(|e| (at, format!("cannot be read: {e}")))?;
+                self.pending = Some(Pending {
+                    failure: VerifyFailure {
+                        segment: Some(name.to_owned()),
+                        line: at,
+                        reason,
                     },
-                ));
+                    found,
+                });
+                break;
             }
-            buf.pop();
-            let map = strict::parse_object(&buf).map_err(|why| (at, why))?;
-            self.report.entries += 1;
-            self.entry(&map, &mut segment_id).map_err(|r| (at, r))?;
+            offset += n as u64;
         }
         if line_no == 0 && !is_active {
             return Err((None, "rotated segment is empty".into()));
         }
         self.report.segments += 1;
         Ok(())
+    }
+
+    /// Checks one line (with its newline, if it has one).
+    fn line(&mut self, buf: &[u8], segment_id: &mut Option<String>) -> Result<(), String> {
+        let Some((b'\n', line)) = buf.split_last() else {
+            return Err(if buf.len() > MAX_LINE {
+                "line is longer than the line limit".into()
+            } else {
+                "incomplete final line (truncated or interrupted write)".into()
+            });
+        };
+        if buf.len() > MAX_LINE {
+            return Err("line is longer than the line limit".into());
+        }
+        let map = strict::parse_object(line)?;
+        self.report.entries += 1;
+        self.entry(&map, segment_id)
+    }
+
+    /// A checkpoint's `break` field against the broken end of the previous segment.
+    fn break_record(&mut self, map: &Map<String, Value>, anchor: bool) -> Result<(), String> {
+        match (map.get(BREAK_FIELD), self.pending.take()) {
+            (None, None) => Ok(()),
+            (Some(recorded), Some(pending)) if pending.found.matches(recorded) => {
+                self.report.breaks += 1;
+                Ok(())
+            }
+            (Some(_), Some(pending)) => {
+                self.pending = Some(pending);
+                Err("the recorded break does not match the previous segment's end".into())
+            }
+            (None, Some(pending)) => {
+                self.pending = Some(pending);
+                Err("the previous segment's broken end is not recorded".into())
+            }
+            // The broken segment itself is no longer retained.
+            (Some(_), None) if anchor => {
+                self.report.breaks += 1;
+                Ok(())
+            }
+            (Some(_), None) => {
+                Err("checkpoint records a break the previous segment does not have".into())
+            }
+        }
     }
 
     fn entry(
@@ -235,6 +311,12 @@ impl Verifier<'_> {
             return Err("entryHash does not match the entry".into());
         }
         let is_checkpoint = map.get("event_type").and_then(Value::as_str) == Some("checkpoint");
+        if is_checkpoint {
+            let anchor = self.prev.is_none() && segment_id.is_none();
+            self.break_record(map, anchor)?;
+        } else if self.pending.is_some() {
+            return Err("the previous segment's broken end is not recorded".into());
+        }
         let first_in_segment = match segment_id {
             None => {
                 if !self.seen_segments.insert(segment.to_owned()) {
@@ -256,18 +338,34 @@ impl Verifier<'_> {
                 {
                     return Err("checkpoint fields disagree with its chain fields".into());
                 }
-                let previous_segment = str_field("previousSegmentId")?;
-                if previous_segment == segment {
+                // After a break with nothing valid left before it, the chain restarts at
+                // genesis and there is no previous segment to name.
+                let restarts = map.contains_key(BREAK_FIELD)
+                    && sequence == 1
+                    && previous == GENESIS_HASH
+                    && !map.contains_key("previousSegmentId");
+                let previous_segment = if restarts {
+                    None
+                } else {
+                    Some(str_field("previousSegmentId")?)
+                };
+                if previous_segment == Some(segment) {
                     return Err("checkpoint names its own segment as the previous one".into());
                 }
                 // With no earlier segment retained, the checkpoint is the anchor.
-                if let Some(prev) = prev {
-                    if previous_segment != prev.segment {
-                        return Err(
-                            "checkpoint does not follow the previous retained segment".into()
-                        );
+                match (prev, previous_segment) {
+                    (Some(prev), Some(previous_segment)) => {
+                        if previous_segment != prev.segment {
+                            return Err(
+                                "checkpoint does not follow the previous retained segment".into()
+                            );
+                        }
+                        link(prev, sequence, previous)?;
                     }
-                    link(prev, sequence, previous)?;
+                    (Some(_), None) => {
+                        return Err("checkpoint restarts the chain after retained entries".into());
+                    }
+                    (None, _) => {}
                 }
             }
             (Some(_), true, false) => {

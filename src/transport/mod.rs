@@ -5,4 +5,4 @@ pub mod jsonrpc;
 pub mod protocol;
 pub mod server;
 
-pub use server::{CallEvent, CallObserver, Server, run_tool};
+pub use server::{CallEvent, CallObserver, Server, Settled, run_tool, settle, unknown_tool};

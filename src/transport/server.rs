@@ -38,9 +38,14 @@ pub struct CallEvent<'a> {
     pub client: &'a ClientInfo,
 }
 
-/// Sees every tool call after its response is on its way. Must not block for long.
+/// Resolves once an observer has kept what it must keep of a call (the audit entry is in
+/// the ledger); the response waits for it.
+pub type Settled = tokio::sync::oneshot::Receiver<()>;
+
+/// Sees every tool call before its response is sent. Must not block: slow work is handed
+/// off, and what the response must wait for is returned as [`Settled`].
 pub trait CallObserver: Send + Sync {
-    fn on_call(&self, event: &CallEvent<'_>);
+    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled>;
 }
 
 /// The outcome of running one tool.
@@ -53,18 +58,70 @@ pub struct CallOutcome {
 
 /// Runs a tool by name outside any protocol framing (the `call` verb uses this too).
 /// `None` when no served tool has that name.
+///
+/// The tool runs as a task of its own, so a panic in it ends that call alone, as an
+/// internal error (-32603) that is answered and audited like any other outcome.
 pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
     let tool = tools::find(&ctx.config, name)?;
-    let result = tool.call_rendered(ctx, args).await;
-    Some(match result {
-        Ok((structured, text)) => CallOutcome {
+    let task = AbortOnDrop(tokio::spawn(async move {
+        debug_panic::maybe_panic(tool.name);
+        tool.call_rendered(ctx, args).await
+    }));
+    Some(match task.await {
+        Ok(Ok((structured, text))) => CallOutcome {
             text,
             structured,
             is_error: false,
             error_code: None,
         },
-        Err(err) => error_outcome(tool, &err),
+        Ok(Err(err)) => error_outcome(tool, &err),
+        Err(join) => {
+            let why = if join.is_panic() {
+                "the tool failed unexpectedly (a bug in gitward; details are on its stderr)"
+            } else {
+                "the tool was stopped"
+            };
+            error_outcome(tool, &ToolError::internal(why))
+        }
     })
+}
+
+/// A spawned task that is aborted when its awaiting future is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Development builds only: `GITWARD_DEBUG_PANIC_TOOL=<tool name>` makes that tool panic
+/// when called, so tests can prove a panicking call is answered and audited. Release
+/// builds contain none of this.
+mod debug_panic {
+    #[cfg(debug_assertions)]
+    pub const VAR: &str = "GITWARD_DEBUG_PANIC_TOOL";
+
+    #[cfg(debug_assertions)]
+    pub fn maybe_panic(tool: &str) {
+        if std::env::var_os(VAR).is_some_and(|v| v == tool) {
+            panic!("{VAR} asked {tool} to panic");
+        }
+    }
+
+    #[cfg(not(debug_assertions))]
+    pub fn maybe_panic(_: &str) {}
 }
 
 fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
@@ -391,7 +448,7 @@ impl Server {
             client: era.client.clone(),
         };
         let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
-            let data = self.unknown_tool(name);
+            let data = unknown_tool(&self.config, name);
             self.observe(&CallEvent {
                 tool: name,
                 known: false,
@@ -402,7 +459,8 @@ impl Server {
                 error_code: Some(code::INVALID_PARAMS),
                 duration: started.elapsed(),
                 client: &era.client,
-            });
+            })
+            .await;
             return Err(jsonrpc::error(
                 id.clone(),
                 code::INVALID_PARAMS,
@@ -422,7 +480,8 @@ impl Server {
             error_code: outcome.error_code,
             duration: started.elapsed(),
             client: &era.client,
-        });
+        })
+        .await;
         Ok(protocol::call_result(
             outcome.text,
             outcome.structured,
@@ -431,22 +490,34 @@ impl Server {
         ))
     }
 
-    fn unknown_tool(&self, name: &str) -> Value {
-        let (read, write): (Vec<_>, Vec<_>) =
-            tools::visible(&self.config).partition(|t| t.annotations.read_only);
-        json!({
-            "tool": name,
-            "reason": "no tool with this name is served; see tools/list",
-            "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
-            "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
-        })
-    }
-
-    fn observe(&self, event: &CallEvent<'_>) {
+    /// Tells every observer, then waits until each has kept what it must: the response
+    /// never leaves before the call's audit entry is in the ledger.
+    async fn observe(&self, event: &CallEvent<'_>) {
+        let mut pending = Vec::with_capacity(self.observers.len());
         for observer in &self.observers {
-            observer.on_call(event);
+            pending.extend(observer.on_call(event));
         }
+        settle(pending).await;
     }
+}
+
+/// Waits for every observer's [`Settled`]; a dropped one counts as settled.
+pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
+    for settled in pending {
+        let _ = settled.await;
+    }
+}
+
+/// The error data of a call to a tool that is not served.
+pub fn unknown_tool(config: &Config, name: &str) -> Value {
+    let (read, write): (Vec<_>, Vec<_>) =
+        tools::visible(config).partition(|t| t.annotations.read_only);
+    json!({
+        "tool": name,
+        "reason": "no tool with this name is served; see tools/list",
+        "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
+        "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
+    })
 }
 
 fn has_modern_meta(params: &Map<String, Value>) -> bool {

@@ -8,6 +8,7 @@
 
 mod agents;
 mod audit;
+mod audit_durability;
 mod branch;
 mod brief;
 mod commit_details;
