@@ -193,6 +193,7 @@ impl Server {
         });
         let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
+        let inflight = Inflight::new();
         loop {
             let frame = tokio::select! {
                 biased;
@@ -230,8 +231,18 @@ impl Server {
                             server.send(&jsonrpc::result(id, json!({})));
                             continue;
                         }
+                        // Past the bound, input waits in the pipe until a request finishes:
+                        // memory stays bounded however much a client sends at once.
+                        let admitted = tokio::select! {
+                            biased;
+                            _ = shutdown.cancelled() => break,
+                            admitted = inflight.admit(bytes.len()) => admitted,
+                        };
                         let server = Arc::clone(&server);
-                        tasks.spawn(async move { server.request(id, method, params).await });
+                        tasks.spawn(async move {
+                            let _admitted = admitted;
+                            server.request(id, method, params).await
+                        });
                     }
                 },
             }
@@ -518,6 +529,42 @@ pub fn unknown_tool(config: &Config, name: &str) -> Value {
         "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
         "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
     })
+}
+
+/// At most this many requests of one connection are worked on at once…
+const MAX_INFLIGHT: u32 = 1024;
+/// …holding at most this many KiB of request frames between them.
+const MAX_INFLIGHT_KIB: u32 = 64 * 1024;
+
+/// The bound on one connection's requests in progress, by count and by size.
+struct Inflight {
+    count: Arc<tokio::sync::Semaphore>,
+    kib: Arc<tokio::sync::Semaphore>,
+}
+
+impl Inflight {
+    fn new() -> Inflight {
+        Inflight {
+            count: Arc::new(tokio::sync::Semaphore::new(MAX_INFLIGHT as usize)),
+            kib: Arc::new(tokio::sync::Semaphore::new(MAX_INFLIGHT_KIB as usize)),
+        }
+    }
+
+    /// Waits until a request of `bytes` fits; the permits are its place, held to its end.
+    async fn admit(
+        &self,
+        bytes: usize,
+    ) -> Option<(
+        tokio::sync::OwnedSemaphorePermit,
+        tokio::sync::OwnedSemaphorePermit,
+    )> {
+        let kib = u32::try_from(bytes / 1024 + 1)
+            .unwrap_or(u32::MAX)
+            .min(MAX_INFLIGHT_KIB);
+        let count = Arc::clone(&self.count).acquire_owned().await.ok()?;
+        let kib = Arc::clone(&self.kib).acquire_many_owned(kib).await.ok()?;
+        Some((count, kib))
+    }
 }
 
 fn has_modern_meta(params: &Map<String, Value>) -> bool {

@@ -18,6 +18,7 @@ mod diff_text;
 mod fleet;
 mod hostile;
 mod interop;
+mod load;
 mod presence;
 mod protocol;
 mod repo_history;
