@@ -59,7 +59,7 @@ impl Break {
 /// `Ok(None)` for a line to pass over. `None` when every line is valid.
 pub fn scan<L>(
     path: &Path,
-    parse: impl Fn(&[u8]) -> Result<Option<L>, String>,
+    mut parse: impl FnMut(&[u8]) -> Result<Option<L>, String>,
 ) -> std::io::Result<Option<Scan<L>>> {
     let mut reader = BufReader::with_capacity(64 * 1024, File::open(path)?);
     let mut buf = Vec::with_capacity(4096);

@@ -466,7 +466,13 @@ impl Ledger {
                         len,
                     )));
                 }
-                Ok(None) => {}
+                // An unchained record is legacy only before the chain begins; after
+                // chained entries it is something else's line.
+                Ok(None) => {
+                    if let Some(scan) = breaks::scan(&self.config.path, in_chain_order())? {
+                        return Ok(Err(broken(false)(scan.record.reason)));
+                    }
+                }
                 Err(why) => return Ok(Err(broken(false)(why))),
             }
         }
@@ -496,7 +502,7 @@ impl Ledger {
             self.rotate()?
         };
         let segment = rotated_path(&path, 1);
-        let scan = breaks::scan(&segment, parse_link)?;
+        let scan = breaks::scan(&segment, in_chain_order())?;
         let (last, record) = match scan {
             Some(scan) => (scan.last, scan.record),
             // Valid throughout when read from the start (a concurrent repair, say): an
@@ -616,6 +622,20 @@ fn shorten(s: &str, limit: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
+}
+
+/// [`parse_link`] for reading a segment from its start: an unchained record after a
+/// chained entry is invalid there, as `verify-audit` holds.
+fn in_chain_order() -> impl FnMut(&[u8]) -> Result<Option<Link>, String> {
+    let mut chained = false;
+    move |line| match parse_link(line)? {
+        Some(link) => {
+            chained = true;
+            Ok(Some(link))
+        }
+        None if chained => Err("unchained record after the chain began".into()),
+        None => Ok(None),
+    }
 }
 
 /// Reads a chained entry's link fields, checking its hash. `Ok(None)` for a legacy

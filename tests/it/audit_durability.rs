@@ -267,3 +267,24 @@ fn a_flood_of_refused_calls_is_counted_not_copied() {
     let (code, report) = verify(&fx, &log, &[]);
     assert_eq!(code, 0, "{report}");
 }
+
+#[test]
+fn a_foreign_json_line_at_the_end_is_a_break_too() {
+    // Valid JSON but not an entry: it reads like a legacy record, which may only come
+    // before the chain.
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let log = fx.path("ledger/mcp.jsonl");
+    let env = [("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap())];
+    let status = [("repo.status", json!({ "repoPath": repo }))];
+    serve(&fx, &env, &status);
+    edit_lines(&log, |l| l.push(r#"{"tool":"something else"}"#.into()));
+    serve(&fx, &env, &status);
+    let (code, report) = verify(&fx, &log, &[]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["breaks"], 1, "{report}");
+    assert_eq!(
+        report["lastSequence"], 3,
+        "one chain: call, checkpoint, call"
+    );
+}
