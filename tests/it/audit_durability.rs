@@ -288,3 +288,21 @@ fn a_foreign_json_line_at_the_end_is_a_break_too() {
         "one chain: call, checkpoint, call"
     );
 }
+
+#[test]
+fn a_ledger_lock_held_elsewhere_delays_calls_but_never_hangs_them() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let log = fx.path("ledger/mcp.jsonl");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let lock = std::fs::File::create(fx.path("ledger/mcp.jsonl.lock")).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let mut server = fx.server(&[], &[("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap())]);
+    server.send(&modern_call(1, "repo.status", json!({ "repoPath": repo })));
+    let reply = server.recv();
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    // Once the lock is free, the entry is written after all.
+    drop(lock);
+    server.finish();
+    assert_eq!(tool_calls(&log).len(), 1);
+}
