@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::framing::{Frame, FrameReader};
+use super::guard;
 use super::jsonrpc::{self, Id, Incoming};
 use super::protocol::{self, Version, meta};
 use crate::config::Config;
@@ -63,8 +64,8 @@ pub struct CallOutcome {
 /// internal error (-32603) that is answered and audited like any other outcome.
 pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
     let tool = tools::find(&ctx.config, name)?;
-    let task = AbortOnDrop(tokio::spawn(async move {
-        debug_panic::maybe_panic(tool.name);
+    let task = guard::AbortOnDrop(tokio::spawn(async move {
+        guard::debug_panic::maybe_panic(tool.name);
         tool.call_rendered(ctx, args).await
     }));
     Some(match task.await {
@@ -84,44 +85,6 @@ pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutco
             error_outcome(tool, &ToolError::internal(why))
         }
     })
-}
-
-/// A spawned task that is aborted when its awaiting future is dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> std::future::Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Development builds only: `GITWARD_DEBUG_PANIC_TOOL=<tool name>` makes that tool panic
-/// when called, so tests can prove a panicking call is answered and audited. Release
-/// builds contain none of this.
-mod debug_panic {
-    #[cfg(debug_assertions)]
-    pub const VAR: &str = "GITWARD_DEBUG_PANIC_TOOL";
-
-    #[cfg(debug_assertions)]
-    pub fn maybe_panic(tool: &str) {
-        if std::env::var_os(VAR).is_some_and(|v| v == tool) {
-            panic!("{VAR} asked {tool} to panic");
-        }
-    }
-
-    #[cfg(not(debug_assertions))]
-    pub fn maybe_panic(_: &str) {}
 }
 
 fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
@@ -193,7 +156,7 @@ impl Server {
         });
         let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
-        let inflight = Inflight::new();
+        let inflight = guard::Inflight::new();
         loop {
             let frame = tokio::select! {
                 biased;
@@ -547,42 +510,6 @@ pub fn unknown_tool(config: &Config, name: &str) -> Value {
         "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
         "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
     })
-}
-
-/// At most this many requests of one connection are worked on at once…
-const MAX_INFLIGHT: u32 = 1024;
-/// …holding at most this many KiB of request frames between them.
-const MAX_INFLIGHT_KIB: u32 = 64 * 1024;
-
-/// The bound on one connection's requests in progress, by count and by size.
-struct Inflight {
-    count: Arc<tokio::sync::Semaphore>,
-    kib: Arc<tokio::sync::Semaphore>,
-}
-
-impl Inflight {
-    fn new() -> Inflight {
-        Inflight {
-            count: Arc::new(tokio::sync::Semaphore::new(MAX_INFLIGHT as usize)),
-            kib: Arc::new(tokio::sync::Semaphore::new(MAX_INFLIGHT_KIB as usize)),
-        }
-    }
-
-    /// Waits until a request of `bytes` fits; the permits are its place, held to its end.
-    async fn admit(
-        &self,
-        bytes: usize,
-    ) -> Option<(
-        tokio::sync::OwnedSemaphorePermit,
-        tokio::sync::OwnedSemaphorePermit,
-    )> {
-        let kib = u32::try_from(bytes / 1024 + 1)
-            .unwrap_or(u32::MAX)
-            .min(MAX_INFLIGHT_KIB);
-        let count = Arc::clone(&self.count).acquire_owned().await.ok()?;
-        let kib = Arc::clone(&self.kib).acquire_many_owned(kib).await.ok()?;
-        Some((count, kib))
-    }
 }
 
 fn has_modern_meta(params: &Map<String, Value>) -> bool {
