@@ -116,6 +116,11 @@ else
     echo "diff.text not served by this build: memory figure skipped"
 fi
 
+echo "== a burst of 1,000 concurrent repo.status calls on one connection"
+line=$("$DRIVER" burst "$BIN" 1000 repo.status "{\"repoPath\":\"$REPO\"}")
+echo "$line"
+figure "$line" "all answered; git children at most the bound (4 per core, 4..32); flat RSS"
+
 echo "== fleet over $FLEET_REPOS repositories"
 FLEET_JSON=$BENCH_DIR/fleet.json scripts/bench-fleet.sh "$FLEET_REPOS"
 python3 - "$BENCH_DIR/fleet.json" <<'PY' >"$BENCH_DIR/fleet.txt"

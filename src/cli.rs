@@ -23,7 +23,7 @@ Usage:
           [--workspace FILE]   serve MCP over stdio (the default)
   gitward call TOOL [JSON]     run one tool once and print its result
   gitward tools [--json]       list the tools (or print the tools/list payload)
-  gitward verify-audit PATH [--pubkey PEM]... [--require-signed]
+  gitward verify-audit PATH [--pubkey PEM]... [--require-signed] [--require-unbroken]
                                verify an audit ledger (exit 0 ok, 3 broken)
   gitward keygen --out DIR     write an Ed25519 audit signing key pair into DIR
   gitward --help | --version
@@ -193,10 +193,11 @@ fn serve(config: Arc<Config>) -> ExitCode {
     };
     let presence = crate::presence::own::Presence::start();
     let mut observers: Vec<Arc<dyn transport::CallObserver>> = Vec::new();
-    if let Some(writer) = &audit {
-        observers.push(Arc::new(audit::record::AuditObserver::new(Arc::clone(
-            writer,
-        ))));
+    let recorder = audit
+        .as_ref()
+        .map(|writer| Arc::new(audit::record::AuditObserver::new(Arc::clone(writer))));
+    if let Some(recorder) = &recorder {
+        observers.push(Arc::clone(recorder) as Arc<dyn transport::CallObserver>);
     }
     if let Some(presence) = &presence {
         observers.push(Arc::clone(presence) as Arc<dyn transport::CallObserver>);
@@ -229,6 +230,9 @@ fn serve(config: Arc<Config>) -> ExitCode {
     // In-flight blocking reads of stdin must not keep the process alive.
     runtime.shutdown_background();
     // Every call has been observed by now: write what is still queued.
+    if let Some(recorder) = recorder {
+        recorder.finish();
+    }
     if let Some(writer) = audit {
         writer.finish();
     }
@@ -251,15 +255,55 @@ fn call(config: Arc<Config>, rest: Vec<String>) -> ExitCode {
         Ok(v) => v,
         Err(e) => return usage_error(&format!("arguments are not valid JSON: {e}")),
     };
-    let ctx = CallCtx {
-        config,
-        cancel: CancellationToken::new(),
-        client: ClientInfo {
-            name: Some("gitward-cli".into()),
-            version: Some(env!("CARGO_PKG_VERSION").into()),
-        },
+    // Audited exactly as a call through the server is, and failing closed the same way.
+    let audit = match start_audit() {
+        Ok(audit) => audit,
+        Err(code) => return code,
     };
-    let outcome = runtime().block_on(transport::run_tool(ctx, &name, args));
+    let recorder = audit
+        .as_ref()
+        .map(|writer| audit::record::AuditObserver::new(Arc::clone(writer)));
+    let client = ClientInfo {
+        name: Some("gitward-cli".into()),
+        version: Some(env!("CARGO_PKG_VERSION").into()),
+    };
+    let ctx = CallCtx {
+        config: Arc::clone(&config),
+        cancel: CancellationToken::new(),
+        client: client.clone(),
+    };
+    let started = std::time::Instant::now();
+    let runtime = runtime();
+    let outcome = runtime.block_on(transport::run_tool(ctx, &name, args.clone()));
+    if let Some(recorder) = &recorder {
+        let unknown;
+        let read_only = tools::find(&config, &name).is_some_and(|t| t.annotations.read_only);
+        let (payload, is_error, error_code) = match &outcome {
+            Some(o) => (&o.structured, o.is_error, o.error_code),
+            None => {
+                unknown = transport::unknown_tool(&config, &name);
+                (&unknown, true, Some(crate::error::code::INVALID_PARAMS))
+            }
+        };
+        let event = transport::CallEvent {
+            tool: &name,
+            known: outcome.is_some(),
+            read_only,
+            arguments: &args,
+            payload,
+            is_error,
+            error_code,
+            duration: started.elapsed(),
+            client: &client,
+        };
+        use transport::CallObserver as _;
+        let settled = recorder.on_call(&event);
+        runtime.block_on(transport::settle(settled));
+        recorder.finish();
+    }
+    if let Some(writer) = audit {
+        writer.finish();
+    }
     let Some(outcome) = outcome else {
         return usage_error(&format!("unknown tool: {name} (see `gitward tools`)"));
     };
@@ -327,6 +371,7 @@ fn verify_audit(args: Vec<String>) -> ExitCode {
     let mut path = None;
     let mut keys = Vec::new();
     let mut require_signed = false;
+    let mut require_unbroken = false;
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
         let pubkey = match arg.strip_prefix("--pubkey=") {
@@ -344,6 +389,8 @@ fn verify_audit(args: Vec<String>) -> ExitCode {
             }
         } else if arg == "--require-signed" {
             require_signed = true;
+        } else if arg == "--require-unbroken" {
+            require_unbroken = true;
         } else if arg.starts_with('-') || path.is_some() {
             return usage_error(&format!("verify-audit: unexpected argument {arg}"));
         } else {
@@ -354,7 +401,29 @@ fn verify_audit(args: Vec<String>) -> ExitCode {
         return usage_error("verify-audit needs the ledger PATH");
     };
     let mut out = std::io::stdout().lock();
-    match audit::verify_audit_ledger(&path, &keys, require_signed) {
+    let verified = audit::verify_audit_ledger(&path, &keys, require_signed).and_then(|report| {
+        if report.breaks == 0 {
+            return Ok(report);
+        }
+        eprintln!(
+            "gitward: the audit ledger has {} recorded break(s): a segment ended in bytes that \
+             were not valid entries; the writer that found them recorded their hash and went on \
+             in a new segment",
+            report.breaks
+        );
+        if !require_unbroken {
+            return Ok(report);
+        }
+        let failure = audit::verify::VerifyFailure {
+            segment: None,
+            line: None,
+            reason: format!("{} recorded break(s), and none are allowed", report.breaks),
+        };
+        Err(audit::verify::VerifyError::Failed(Box::new((
+            failure, report,
+        ))))
+    });
+    match verified {
         Ok(report) => {
             let mut line = serde_json::json!({ "ok": true });
             merge(&mut line, &report);

@@ -1,16 +1,19 @@
 //! Audit ledger throughput: appends per second (signed and unsigned, through the writer
-//! thread as the server uses it, and one synced append at a time), and the time to
-//! verify a full 4 MiB segment. Run with `scripts/bench-audit.sh`.
+//! thread: queued without waiting, and as the server uses it, with many calls in flight
+//! each waiting until its entry is written or synced; and one synced append at a time),
+//! and the time to verify a full 4 MiB segment. Run with `scripts/bench-audit.sh`.
 //!
 //! Usage: audit_bench [DIR] [ENTRIES]  (DIR defaults to a temporary directory)
 
+// A benchmark driver stops at the first failure, with its location.
+#![allow(clippy::unwrap_used)]
 #![allow(clippy::print_stdout)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use gitward::audit::writer::AuditWriter;
+use gitward::audit::writer::{AuditWriter, Durability};
 use gitward::audit::{AuditConfig, AuditSigner, Entry, Ledger, canonical, verify_audit_ledger};
 use serde_json::json;
 
@@ -97,6 +100,40 @@ fn writer_thread(dir: &Path, name: &str, signer: Option<Arc<AuditSigner>>, n: u6
     })
 }
 
+/// `concurrency` callers, each submitting and waiting for its entry before the next, as
+/// concurrent `tools/call`s do: what group commit is for.
+fn waiting(
+    dir: &Path,
+    name: &str,
+    signer: Option<Arc<AuditSigner>>,
+    n: u64,
+    durability: Durability,
+) -> Rate {
+    let concurrency = 256;
+    let writer = AuditWriter::spawn(Ledger::open(config(dir, name, signer)).unwrap()).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    measure(n, || {
+        runtime.block_on(async {
+            let mut tasks = tokio::task::JoinSet::new();
+            for c in 0..concurrency {
+                let writer = Arc::clone(&writer);
+                tasks.spawn(async move {
+                    for i in (c..n).step_by(concurrency as usize) {
+                        let _ = writer
+                            .submit_waiting(Box::new(move || entry(i)), durability)
+                            .await;
+                    }
+                });
+            }
+            while tasks.join_next().await.is_some() {}
+        });
+        writer.finish();
+    })
+}
+
 fn one_at_a_time(dir: &Path, name: &str, signer: Option<Arc<AuditSigner>>, n: u64) -> Rate {
     let mut ledger = Ledger::open(config(dir, name, signer)).unwrap();
     measure(n, || {
@@ -136,6 +173,14 @@ fn main() {
     println!(
         "appends, writer thread, signed:   {}",
         writer_thread(&dir, "w-signed", signer.clone(), n)
+    );
+    println!(
+        "appends, 256 waiting, written:    {}",
+        waiting(&dir, "c-written", signer.clone(), n, Durability::Written)
+    );
+    println!(
+        "appends, 256 waiting, synced:     {}",
+        waiting(&dir, "c-synced", signer.clone(), n, Durability::Synced)
     );
     let m = (n / 25).max(200);
     println!(

@@ -5,6 +5,8 @@
 //! mcp_bench calls GITWARD N TOOL ARGS_JSON   start once, then N modern tools/call
 //! mcp_bench startup GITWARD RUNS             process start → answered initialize, RUNS times
 //! mcp_bench peak GITWARD TOOL ARGS_JSON      one call, then the server's own peak RSS
+//! mcp_bench burst GITWARD N TOOL ARGS_JSON  N calls at once on one connection: time to the
+//!     last answer, most git children at once, the server's peak RSS
 //! mcp_bench vs GITWARD ROUNDS TOOL ARGS_JSON git ARG...
 //!     one warm server; each round times one call and one direct git run, alternating
 //!     which goes first, so both see the same machine load
@@ -17,6 +19,8 @@
 //! `vs` prints one line: medians, min–max, the ratio of the medians and the spread of
 //! the per-round ratios.
 
+// A benchmark driver stops at the first failure, with its location.
+#![allow(clippy::unwrap_used)]
 // A benchmark driver starts the server and prints its figures.
 #![allow(clippy::disallowed_methods, clippy::print_stdout)]
 
@@ -32,6 +36,7 @@ fn main() -> ExitCode {
         ["calls", bin, n, tool, json] => calls(bin, n.parse().unwrap_or(1), tool, json),
         ["startup", bin, runs] => startup(bin, runs.parse().unwrap_or(100)),
         ["peak", bin, tool, json] => peak(bin, tool, json),
+        ["burst", bin, n, tool, json] => burst(bin, n.parse().unwrap_or(1000), tool, json),
         ["vs", bin, rounds, tool, json, "git", git_args @ ..] => vs(
             bin,
             rounds.parse().unwrap_or(20),
@@ -43,7 +48,7 @@ fn main() -> ExitCode {
             Direct::replay(repo, onto, pairs)
                 .and_then(|direct| vs(bin, rounds.parse().unwrap_or(20), tool, json, &direct))
         }
-        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
+        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | burst GITWARD N TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -326,6 +331,91 @@ fn report(what: &str, mut times: Vec<Duration>) {
         at(0.95),
         mean
     );
+}
+
+/// Children of `parent` named `git`, from `/proc`.
+fn git_children(parent: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            &stat[open + 1..close] == "git" && ppid == Some(parent.to_string().as_str())
+        })
+        .count()
+}
+
+/// N calls sent at once on one connection, then read: the time until the last answer,
+/// the most git children seen at once, and the server's peak RSS.
+fn burst(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let arguments: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
+    let mut peer = Peer::start(bin)?;
+    let pid = peer.child.id();
+    let (most, stop) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let sampler = {
+        let (most, stop) = (Arc::clone(&most), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                most.fetch_max(git_children(pid), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let mut burst = Vec::new();
+    for id in 1..=n {
+        burst.extend(tool_call(id, tool, &arguments).to_string().into_bytes());
+        burst.push(b'\n');
+    }
+    let started = Instant::now();
+    let mut stdin = peer.stdin;
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&burst);
+        stdin
+    });
+    let mut errors = 0;
+    for _ in 0..n {
+        let mut line = String::new();
+        if peer
+            .stdout
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?
+            == 0
+        {
+            return Err("server closed stdout".into());
+        }
+        let reply: Value = serde_json::from_str(&line).map_err(|e| format!("{e}: {line}"))?;
+        if reply["result"]["isError"] != json!(false) {
+            errors += 1;
+        }
+    }
+    let elapsed = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .map(|v| v.trim().to_owned())
+        .unwrap_or_default();
+    println!(
+        "{n} concurrent {tool}: all answered in {:.2} s ({errors} errors), at most {} git \
+         children at once, server peak RSS {hwm}",
+        elapsed.as_secs_f64(),
+        most.load(Ordering::Relaxed),
+    );
+    peer.stdin = writer.join().map_err(|_| "writer panicked")?;
+    peer.stop();
+    Ok(())
 }
 
 /// The server's own high-water mark (`VmHWM`), which, unlike a wait-time figure, leaves

@@ -8,16 +8,18 @@
 //! limit, write the complete lines, `fdatasync`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::canonical;
-use super::signing::SIGNATURE_VERSION;
+use super::signing::{AuditSigner, SIGNATURE_VERSION};
 use super::{AuditConfig, AuditError};
+use super::{breaks, canonical};
+
+mod tail;
 
 /// `previousHash` of the very first chained entry.
 pub const GENESIS_HASH: &str =
@@ -37,6 +39,17 @@ pub const HASH_EXCLUDED: [&str; 4] = [
     "signatureKeyId",
     "signatureVersion",
 ];
+/// `event_type` of the record that notes a change of signing key inside a segment.
+pub const KEY_CHANGE: &str = "key_change";
+/// On a checkpoint or key change: the key id that signed the previous entry (`null` when
+/// it was unsigned).
+pub const PREVIOUS_KEY_FIELD: &str = "previousSignatureKeyId";
+/// Event types only the ledger writes.
+const LEDGER_EVENTS: [&str; 2] = ["checkpoint", KEY_CHANGE];
+/// On the checkpoint after a broken segment end: what was found there.
+pub const BREAK_FIELD: &str = "break";
+/// Event fields only the ledger writes (on its own records).
+const LEDGER_FIELDS: [&str; 2] = [PREVIOUS_KEY_FIELD, BREAK_FIELD];
 /// Fields the ledger owns; an entry's own fields with these names are ignored.
 const RESERVED: [&str; 11] = [
     "id",
@@ -71,11 +84,11 @@ impl Entry {
     }
 
     /// Sets an event field (`tool`, `event_type`, …). Ledger-owned names are ignored, and
-    /// so is `event_type: "checkpoint"`, which only the ledger writes.
+    /// so are the event types only the ledger writes (`checkpoint`, `key_change`).
     pub fn set(&mut self, key: &str, value: impl Into<Value>) -> &mut Entry {
         let value = value.into();
-        let forged_checkpoint = key == "event_type" && value == "checkpoint";
-        if !RESERVED.contains(&key) && !forged_checkpoint {
+        let forged = key == "event_type" && LEDGER_EVENTS.iter().any(|e| value == *e);
+        if !RESERVED.contains(&key) && !LEDGER_FIELDS.contains(&key) && !forged {
             self.fields.insert(key.to_owned(), value);
         }
         self
@@ -88,6 +101,11 @@ impl Entry {
 
     pub fn fields(&self) -> &Map<String, Value> {
         &self.fields
+    }
+
+    /// When the event happened, in milliseconds since the Unix epoch.
+    pub fn timestamp_ms(&self) -> u64 {
+        self.timestamp_ms
     }
 }
 
@@ -103,6 +121,8 @@ struct Link {
     sequence: u64,
     hash: String,
     segment: String,
+    /// The key id that signed it, if signed.
+    key_id: Option<String>,
 }
 
 /// Where the next entry attaches.
@@ -112,6 +132,8 @@ struct Tail {
     /// The active segment's id, once it holds a chained entry; until then the next
     /// entry opens a new segment (with a checkpoint first, if a chain exists).
     segment: Option<String>,
+    /// A broken end of the previous segment, for the next checkpoint to record.
+    pending_break: Option<breaks::Break>,
 }
 
 /// Identity and length of the active file after our own last append: if it still
@@ -166,6 +188,11 @@ impl Ledger {
         &self.config.path
     }
 
+    /// The id of the key this writer signs with.
+    fn key_id(&self) -> Option<&str> {
+        self.config.signer.as_deref().map(AuditSigner::key_id)
+    }
+
     /// Repairs made during appends since the last call (for stderr).
     pub fn take_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)
@@ -179,10 +206,22 @@ impl Ledger {
     /// Appends entries in order under one lock and one sync. An entry that cannot fit
     /// the line limit is skipped (the others are written) and reported as `TooLong`.
     pub fn append_batch(&mut self, entries: Vec<Entry>) -> Result<(), AuditError> {
+        self.append_batch_then(entries, || {})
+    }
+
+    /// As [`Ledger::append_batch`], calling `written` once every line is in the file
+    /// (`write(2)` done, so a crash of this process can no longer lose it) and before the
+    /// sync that makes it survive a crash of the machine.
+    pub fn append_batch_then(
+        &mut self,
+        entries: Vec<Entry>,
+        written: impl FnOnce(),
+    ) -> Result<(), AuditError> {
         if entries.is_empty() {
+            written();
             return Ok(());
         }
-        let result = self.append_locked(&entries);
+        let result = self.append_locked(&entries, written);
         if result
             .as_ref()
             .is_err_and(|e| !matches!(e, AuditError::TooLong))
@@ -218,7 +257,11 @@ impl Ledger {
         Ok(self.lock.as_ref().expect("set above"))
     }
 
-    fn append_locked(&mut self, entries: &[Entry]) -> Result<(), AuditError> {
+    fn append_locked(
+        &mut self,
+        entries: &[Entry],
+        written: impl FnOnce(),
+    ) -> Result<(), AuditError> {
         let lock = self.lock_file()?.try_clone()?;
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive)
             .map_err(std::io::Error::from)?;
@@ -230,7 +273,14 @@ impl Ledger {
             Some(c) if c.dev == meta.dev() && c.ino == meta.ino() && c.len == meta.len() => {
                 (c.tail.clone(), meta.len())
             }
-            _ => self.read_tail(&mut file, meta.len())?,
+            _ => match self.read_tail(&mut file, meta.len())? {
+                Ok(found) => found,
+                Err(broken) => {
+                    let (active, tail, len) = self.recover(broken)?;
+                    file = active;
+                    (tail, len)
+                }
+            },
         };
 
         let mut buf: Vec<u8> = Vec::with_capacity(entries.len() * 800);
@@ -240,8 +290,19 @@ impl Ledger {
             loop {
                 let mut next = tail.clone();
                 let mut lines = Vec::new();
-                if next.segment.is_none() && next.last.is_some() {
-                    lines.extend(self.seal(&checkpoint(next.last.as_ref()), &mut next, true)?);
+                // A change of signing key is recorded where it happens, so that a signed
+                // chain continuing unsigned is never mistaken for stripped signatures.
+                let key_changed = next
+                    .last
+                    .as_ref()
+                    .is_some_and(|l| l.key_id.as_deref() != self.key_id());
+                if next.segment.is_none() && (next.last.is_some() || next.pending_break.is_some()) {
+                    let broken = next.pending_break.take();
+                    let entry = checkpoint(next.last.as_ref(), key_changed, broken.as_ref());
+                    lines.extend(self.seal(&entry, &mut next, true)?);
+                } else if let Some(last) = next.last.as_ref().filter(|_| key_changed) {
+                    let entry = key_change(last);
+                    lines.extend(self.seal(&entry, &mut next, true)?);
                 }
                 match self.seal(entry, &mut next, false) {
                     Ok(line) => lines.extend(line),
@@ -266,7 +327,7 @@ impl Ledger {
             }
         }
         let created = len == 0 && !buf.is_empty();
-        write_synced(&mut file, &mut buf, len)?;
+        write_then_sync(&mut file, &mut buf, len, written)?;
         if created {
             // A new segment's directory entry must be as durable as its first line.
             sync_dir(&self.config.path);
@@ -289,7 +350,7 @@ impl Ledger {
         &self,
         entry: &Entry,
         tail: &mut Tail,
-        is_checkpoint: bool,
+        ledger_record: bool,
     ) -> Result<Vec<u8>, AuditError> {
         let segment = tail
             .segment
@@ -319,7 +380,9 @@ impl Ledger {
                     ("summary", Value::String(s), Some(limit)) => {
                         map.insert(key.clone(), shorten(s, limit).into());
                     }
-                    ("event_type", v, _) if v == "checkpoint" && !is_checkpoint => {}
+                    ("event_type", v, _)
+                        if !ledger_record && LEDGER_EVENTS.iter().any(|e| v == *e) => {}
+                    (k, _, _) if !ledger_record && LEDGER_FIELDS.contains(&k) => {}
                     _ => {
                         map.insert(key.clone(), value.clone());
                     }
@@ -343,6 +406,7 @@ impl Ledger {
                     sequence,
                     hash,
                     segment: segment.clone(),
+                    key_id: self.key_id().map(str::to_owned),
                 });
                 tail.segment = Some(segment);
                 return Ok(line);
@@ -356,64 +420,6 @@ impl Ledger {
             summary_limit = Some(summary_len.saturating_sub(excess + 16));
         }
         Err(AuditError::TooLong)
-    }
-
-    /// Finds where the next entry attaches by reading the end of the active segment (or
-    /// of `.1` when the active one holds no chained entry yet), dropping a torn final line.
-    fn read_tail(&mut self, file: &mut File, len: u64) -> Result<(Tail, u64), AuditError> {
-        let (line, complete_len) = last_line(file, len)?;
-        let mut len = len;
-        if complete_len < len {
-            // A crash mid-append leaves a final line without its newline. It was never
-            // synced as complete, so it was never acknowledged: drop it and chain from the
-            // last complete entry.
-            file.set_len(complete_len)?;
-            file.sync_data()?;
-            self.notices.push(format!(
-                "removed an incomplete final line ({} bytes) left by an interrupted write in {}",
-                len - complete_len,
-                self.config.path.display()
-            ));
-            len = complete_len;
-        }
-        if let Some(line) = line {
-            if let Some(link) = parse_link(&line).map_err(AuditError::CorruptTail)? {
-                return Ok((
-                    Tail {
-                        segment: Some(link.segment.clone()),
-                        last: Some(link),
-                    },
-                    len,
-                ));
-            }
-        }
-        // No chained entry in the active segment: continue from the newest rotation.
-        let rotated = rotated_path(&self.config.path, 1);
-        let last = match File::open(&rotated) {
-            Ok(mut old) => {
-                let old_len = old.metadata()?.len();
-                match last_line(&mut old, old_len)? {
-                    (Some(line), n) if n == old_len => {
-                        parse_link(&line).map_err(AuditError::CorruptTail)?
-                    }
-                    (None, 0) => None,
-                    _ => {
-                        return Err(AuditError::CorruptTail(
-                            "the newest rotated segment ends with an incomplete line".into(),
-                        ));
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.into()),
-        };
-        Ok((
-            Tail {
-                last,
-                segment: None,
-            },
-            len,
-        ))
     }
 
     /// Shifts `.1`…`.3` up by one (dropping `.4`), renames the active segment to `.1`,
@@ -439,22 +445,37 @@ impl Ledger {
     }
 }
 
-/// The checkpoint that opens a new segment after `last`.
-fn checkpoint(last: Option<&Link>) -> Entry {
-    let last = last.expect("a checkpoint follows an existing chain");
+/// The checkpoint that opens a new segment after `last` (the genesis when no valid entry
+/// is left to chain from), noting a change of signing key and a broken previous segment.
+fn checkpoint(last: Option<&Link>, key_changed: bool, broken: Option<&breaks::Break>) -> Entry {
     let mut entry = Entry::now();
+    let fields = &mut entry.fields;
+    fields.insert("event_type".into(), "checkpoint".into());
+    if let Some(last) = last {
+        fields.insert("previousSegmentId".into(), last.segment.clone().into());
+    }
+    fields.insert("lastSequence".into(), last.map_or(0, |l| l.sequence).into());
+    fields.insert(
+        "lastEntryHash".into(),
+        last.map_or(GENESIS_HASH.to_owned(), |l| l.hash.clone())
+            .into(),
+    );
+    if let (Some(last), true) = (last, key_changed) {
+        fields.insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
+    }
+    if let Some(broken) = broken {
+        fields.insert(BREAK_FIELD.into(), broken.to_value());
+    }
+    entry
+}
+
+/// The record of a change of signing key after `last`, inside a segment.
+fn key_change(last: &Link) -> Entry {
+    let mut entry = Entry::now();
+    entry.fields.insert("event_type".into(), KEY_CHANGE.into());
     entry
         .fields
-        .insert("event_type".into(), "checkpoint".into());
-    entry
-        .fields
-        .insert("previousSegmentId".into(), last.segment.clone().into());
-    entry
-        .fields
-        .insert("lastSequence".into(), last.sequence.into());
-    entry
-        .fields
-        .insert("lastEntryHash".into(), last.hash.clone().into());
+        .insert(PREVIOUS_KEY_FIELD.into(), last.key_id.clone().into());
     entry
 }
 
@@ -467,80 +488,6 @@ fn shorten(s: &str, limit: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
-}
-
-/// Reads a chained entry's link fields, checking its hash. `Ok(None)` for a legacy
-/// (unchained) record.
-fn parse_link(line: &[u8]) -> Result<Option<Link>, String> {
-    let value: Value = serde_json::from_slice(line).map_err(|_| "not JSON".to_owned())?;
-    let Value::Object(map) = value else {
-        return Err("not a JSON object".into());
-    };
-    if !map.contains_key("auditChainVersion") {
-        return Ok(None);
-    }
-    let sequence = map
-        .get("sequence")
-        .and_then(Value::as_u64)
-        .ok_or("no sequence")?;
-    let segment = map
-        .get("segmentId")
-        .and_then(Value::as_str)
-        .ok_or("no segmentId")?
-        .to_owned();
-    let hash = map
-        .get("entryHash")
-        .and_then(Value::as_str)
-        .ok_or("no entryHash")?
-        .to_owned();
-    if canonical::sha256_tag(&canonical::object_without(&map, &HASH_EXCLUDED)) != hash {
-        return Err("entryHash does not match the entry".into());
-    }
-    Ok(Some(Link {
-        sequence,
-        hash,
-        segment,
-    }))
-}
-
-/// The last complete line of the first `len` bytes of `file` (without its newline), and
-/// the length up to and including that line's newline. Reads backwards in growing
-/// chunks, never more than two lines' worth.
-fn last_line(file: &mut File, len: u64) -> std::io::Result<(Option<Vec<u8>>, u64)> {
-    if len == 0 {
-        return Ok((None, 0));
-    }
-    let limit = (2 * MAX_LINE as u64 + 2).min(len);
-    let mut chunk = 8 * 1024u64;
-    loop {
-        let take = chunk.min(limit);
-        let start = len - take;
-        let mut buf = vec![0u8; take as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
-        // The end of the last complete line: the last newline in the file.
-        let complete_end = buf.iter().rposition(|&b| b == b'\n');
-        if let Some(end) = complete_end {
-            let line_start = buf[..end].iter().rposition(|&b| b == b'\n').map(|p| p + 1);
-            match line_start {
-                Some(s) => return Ok((Some(buf[s..end].to_vec()), start + end as u64 + 1)),
-                None if start == 0 => return Ok((Some(buf[..end].to_vec()), end as u64 + 1)),
-                None => {}
-            }
-        } else if start == 0 {
-            // No newline at all: the whole file is one torn line.
-            return Ok((None, 0));
-        }
-        if take == limit {
-            // Longer than any line this writer produces: not something to repair blindly.
-            return Err(std::io::Error::other(if complete_end.is_none() {
-                "the ledger ends with more than a line's worth of bytes without a newline"
-            } else {
-                "the ledger's last line is longer than the line limit"
-            }));
-        }
-        chunk *= 4;
-    }
 }
 
 /// Opens (creating) the active segment. A symlink in its place is refused: appends must
@@ -560,15 +507,28 @@ const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
 /// Writes `buf` at the end of `file` and syncs it; on failure, cuts the file back to
 /// `len` so no partial line is left for the next writer.
 fn write_synced(file: &mut File, buf: &mut Vec<u8>, len: u64) -> Result<(), AuditError> {
+    write_then_sync(file, buf, len, || {})
+}
+
+/// As [`write_synced`], calling `written` between the write and the sync.
+fn write_then_sync(
+    file: &mut File,
+    buf: &mut Vec<u8>,
+    len: u64,
+    written: impl FnOnce(),
+) -> Result<(), AuditError> {
     if buf.is_empty() {
+        written();
         return Ok(());
     }
-    let result = file.write_all(buf).and_then(|()| file.sync_data());
+    let result = file.write_all(buf);
     buf.clear();
     if let Err(e) = result {
         let _ = file.set_len(len);
         return Err(e.into());
     }
+    written();
+    file.sync_data()?;
     Ok(())
 }
 
@@ -636,8 +596,10 @@ mod tests {
                 sequence,
                 hash: format!("sha256:{}", "ab".repeat(32)),
                 segment: "7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into(),
+                key_id: None,
             }),
             segment: Some("7ab6fa7a-c5bf-4d82-86a8-26b4728b5acd".into()),
+            pending_break: None,
         }
     }
 

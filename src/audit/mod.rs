@@ -5,10 +5,13 @@
 //! `ledger` appends under a cross-process lock, `writer` moves that work off the request
 //! path, `record` turns a tool call into an entry, `verify` checks a whole ledger.
 
+pub mod breaks;
 pub mod canonical;
+pub mod flood;
 pub mod ledger;
 pub mod record;
 pub mod signing;
+pub mod strict;
 pub mod verify;
 pub mod writer;
 
@@ -49,9 +52,6 @@ pub enum AuditError {
     NoLocation,
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// The last complete entry of the ledger does not check out, so nothing is chained to it.
-    #[error("the ledger's last entry is invalid ({0}); not appending to a broken chain")]
-    CorruptTail(String),
     /// An entry cannot be made to fit the line limit.
     #[error("an entry is larger than the line limit even with an empty summary")]
     TooLong,

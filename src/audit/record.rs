@@ -2,14 +2,17 @@
 //! summary. Raw paths, arguments and results are never written.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 use uuid::Uuid;
 
 use super::canonical;
+use super::flood::{self, Admit, Flood};
 use super::ledger::Entry;
-use super::writer::AuditWriter;
-use crate::transport::server::{CallEvent, CallObserver};
+use super::writer::{AuditWriter, Durability};
+use crate::error::code;
+use crate::transport::server::{CallEvent, CallObserver, Settled};
 
 /// Longer tool names (only unknown tools can have them) are hashed.
 const MAX_TOOL_NAME: usize = 128;
@@ -20,6 +23,16 @@ pub struct AuditObserver {
     /// One per process: ties together the calls of one server run. The client's
     /// self-declared name is attribution only and is not used here.
     session_id: String,
+    refusals: Flood<Refusal>,
+}
+
+/// A kind of refused call: the tool (`None` for every unknown tool) and the outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Refusal {
+    tool: Option<String>,
+    labels: Labels,
+    result: &'static str,
+    summary: String,
 }
 
 impl AuditObserver {
@@ -27,14 +40,44 @@ impl AuditObserver {
         AuditObserver {
             writer,
             session_id: Uuid::new_v4().to_string(),
+            refusals: Flood::new(flood::window()),
+        }
+    }
+
+    /// Writes the counts of refused calls not yet written; call before the writer finishes.
+    pub fn finish(&self) {
+        self.summarize(self.refusals.drain());
+    }
+
+    fn summarize(&self, due: Vec<flood::Summary<Refusal>>) {
+        for s in due {
+            let session_id = self.session_id.clone();
+            self.writer.submit(Box::new(move || {
+                let mut entry = Entry::now();
+                if let Some(tool) = s.kind.tool {
+                    entry.set("tool", tool);
+                }
+                entry
+                    .set("event_type", "refused_calls")
+                    .set("risk", s.kind.labels.risk)
+                    .set("approval", s.kind.labels.approval)
+                    .set("result", s.kind.result)
+                    .set("session_id", session_id)
+                    .set("summary", s.kind.summary)
+                    .set("count", s.count)
+                    .set("firstTimestamp", s.first_ms)
+                    .set("lastTimestamp", s.last_ms)
+                    .set("readOnly", s.kind.labels.read_only)
+                    .set("sidecarReadOnly", true);
+                entry
+            }));
         }
     }
 }
 
 impl CallObserver for AuditObserver {
-    fn on_call(&self, event: &CallEvent<'_>) {
-        // Only cheap work here: the call's response is already on its way, and hashing
-        // or resolving paths happens on the writer thread.
+    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled> {
+        // Only cheap work here: hashing and resolving paths happen on the writer thread.
         let mut entry = Entry::now();
         let tool = tool_name(event.tool);
         let labels = Labels::of(&tool, event.known, event.read_only);
@@ -46,10 +89,37 @@ impl CallObserver for AuditObserver {
             "success"
         };
         let summary = summary(event, result);
+        let now = Instant::now();
+        self.summarize(self.refusals.due(now));
+        let refused = !event.known || event.error_code == Some(code::INVALID_PARAMS);
+        if refused {
+            // Kinds are few by construction: the served tools, and one for every unknown
+            // name. The summary leaves out the field a client names, which it could vary.
+            let kind = Refusal {
+                tool: event.known.then(|| tool.clone()),
+                labels,
+                result,
+                summary: if event.known {
+                    format!("error {}", code::INVALID_PARAMS)
+                } else {
+                    summary.clone()
+                },
+            };
+            if self.refusals.admit(&kind, now, entry.timestamp_ms()) == Admit::Counted {
+                return None;
+            }
+        }
+        // A call that changed something must be on disk, synced, before it is answered;
+        // for the rest, written is enough (group commit syncs them moments later).
+        let durability = if event.known && !event.read_only {
+            Durability::Synced
+        } else {
+            Durability::Written
+        };
         let arguments = event.arguments.clone();
         let session_id = self.session_id.clone();
         let duration_ms = u64::try_from(event.duration.as_millis()).unwrap_or(u64::MAX);
-        self.writer.submit(Box::new(move || {
+        let build = Box::new(move || {
             entry
                 .set("tool", tool)
                 .set("event_type", labels.event_type)
@@ -72,12 +142,13 @@ impl CallObserver for AuditObserver {
                 // to the approval gateway.
                 .set("sidecarReadOnly", true);
             entry
-        }));
+        });
+        Some(self.writer.submit_waiting(build, durability))
     }
 }
 
 /// The audit labels of a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Labels {
     pub event_type: &'static str,
     pub read_only: bool,

@@ -13,10 +13,11 @@ use serde_json::{Map, Value};
 
 use super::canonical;
 use super::ledger::{
-    CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, MAX_LINE, RETAINED, SCHEMA_VERSION, lock_path,
-    rotated_path,
+    BREAK_FIELD, CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE,
+    PREVIOUS_KEY_FIELD, RETAINED, SCHEMA_VERSION, lock_path, rotated_path,
 };
 use super::signing::{SignatureProblem, verify_audit_event_signature};
+use super::{breaks, strict};
 
 /// Counters only: a verification report never repeats ledger content.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -28,6 +29,10 @@ pub struct VerifyReport {
     pub signed: u64,
     pub unsigned: u64,
     pub segments: u64,
+    /// Ledger records of a change of signing key (see `docs/audit-format.md`).
+    pub key_changes: u64,
+    /// Broken segment ends that a later checkpoint records (see `docs/audit-format.md`).
+    pub breaks: u64,
     /// The retained sequence range (chained entries).
     pub first_sequence: Option<u64>,
     pub last_sequence: Option<u64>,
@@ -67,6 +72,8 @@ struct Link {
     sequence: u64,
     hash: String,
     segment: String,
+    /// The key id of its signature, when signed.
+    key: Option<String>,
 }
 
 /// Verifies the ledger whose active segment is `path`. Signed entries must verify under
@@ -101,6 +108,7 @@ pub fn verify_audit_ledger(
         prev: None,
         seen_segments: HashSet::new(),
         chain_started: false,
+        pending: None,
     };
     let count = segments.len();
     for (i, segment) in segments.iter().enumerate() {
@@ -109,16 +117,24 @@ pub fn verify_audit_ledger(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let is_active = has_active && i + 1 == count;
-        v.segment(segment, is_active).map_err(|(line, reason)| {
-            VerifyError::Failed(Box::new((
-                VerifyFailure {
-                    segment: Some(name.clone()),
-                    line,
-                    reason,
-                },
-                v.report.clone(),
-            )))
-        })?;
+        let has_next = i + 1 < count;
+        v.segment(segment, &name, is_active, has_next)
+            .map_err(|(line, reason)| {
+                // A failure that a break record was expected to cover is reported where
+                // it is, not where the record was missing.
+                let failure = match v.pending.take() {
+                    Some(pending) => pending.failure,
+                    None => VerifyFailure {
+                        segment: Some(name.clone()),
+                        line,
+                        reason,
+                    },
+                };
+                VerifyError::Failed(Box::new((failure, v.report.clone())))
+            })?;
+    }
+    if let Some(pending) = v.pending.take() {
+        return Err(VerifyError::Failed(Box::new((pending.failure, v.report))));
     }
     if require_signed && v.report.unsigned > 0 {
         return Err(VerifyError::Failed(Box::new((
@@ -142,16 +158,31 @@ struct Verifier<'k> {
     prev: Option<Link>,
     seen_segments: HashSet<String>,
     chain_started: bool,
+    /// A segment ended in invalid bytes: the next segment must open with a checkpoint
+    /// that records exactly them.
+    pending: Option<Pending>,
+}
+
+struct Pending {
+    failure: VerifyFailure,
+    found: breaks::Break,
 }
 
 type Failure = (Option<u64>, String);
 
 impl Verifier<'_> {
-    fn segment(&mut self, path: &Path, is_active: bool) -> Result<(), Failure> {
+    fn segment(
+        &mut self,
+        path: &Path,
+        name: &str,
+        is_active: bool,
+        has_next: bool,
+    ) -> Result<(), Failure> {
         let file = File::open(path).map_err(|e| (None, format!("cannot be read: {e}")))?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let mut buf = Vec::with_capacity(4096);
         let mut line_no = 0u64;
+        let mut offset = 0u64;
         let mut segment_id: Option<String> = None;
         loop {
             buf.clear();
@@ -164,29 +195,76 @@ impl Verifier<'_> {
             }
             line_no += 1;
             let at = Some(line_no);
-            if buf.last() != Some(&b'\n') {
-                return Err((
-                    at,
-                    if buf.len() > MAX_LINE {
-                        "line is longer than the line limit".into()
-                    } else {
-                        "incomplete final line (truncated or interrupted write)".into()
+            let checked = self.line(&buf, &mut segment_id);
+            if let Err(reason) = checked {
+                if !has_next || self.pending.is_some() {
+                    return Err((at, reason));
+                }
+                // Perhaps a broken end that the next segment's checkpoint records: hash
+                // it, and let that checkpoint decide.
+                let found = breaks::hash_rest(offset, &buf, &mut reader, reason.clone())
+                    .map_err(|e| (at, format!("cannot be read: {e}")))?;
+                self.pending = Some(Pending {
+                    failure: VerifyFailure {
+                        segment: Some(name.to_owned()),
+                        line: at,
+                        reason,
                     },
-                ));
+                    found,
+                });
+                break;
             }
-            buf.pop();
-            let map = match serde_json::from_slice::<Value>(&buf) {
-                Ok(Value::Object(map)) => map,
-                _ => return Err((at, "not a JSON object".into())),
-            };
-            self.report.entries += 1;
-            self.entry(&map, &mut segment_id).map_err(|r| (at, r))?;
+            offset += n as u64;
         }
         if line_no == 0 && !is_active {
             return Err((None, "rotated segment is empty".into()));
         }
         self.report.segments += 1;
         Ok(())
+    }
+
+    /// Checks one line (with its newline, if it has one).
+    fn line(&mut self, buf: &[u8], segment_id: &mut Option<String>) -> Result<(), String> {
+        let Some((b'\n', line)) = buf.split_last() else {
+            return Err(if buf.len() > MAX_LINE {
+                "line is longer than the line limit".into()
+            } else {
+                "incomplete final line (truncated or interrupted write)".into()
+            });
+        };
+        if buf.len() > MAX_LINE {
+            return Err("line is longer than the line limit".into());
+        }
+        let map = strict::parse_object(line)?;
+        self.report.entries += 1;
+        self.entry(&map, segment_id)
+    }
+
+    /// A checkpoint's `break` field against the broken end of the previous segment.
+    fn break_record(&mut self, map: &Map<String, Value>, anchor: bool) -> Result<(), String> {
+        match (map.get(BREAK_FIELD), self.pending.take()) {
+            (None, None) => Ok(()),
+            (Some(recorded), Some(pending)) if pending.found.matches(recorded) => {
+                self.report.breaks += 1;
+                Ok(())
+            }
+            (Some(_), Some(pending)) => {
+                self.pending = Some(pending);
+                Err("the recorded break does not match the previous segment's end".into())
+            }
+            (None, Some(pending)) => {
+                self.pending = Some(pending);
+                Err("the previous segment's broken end is not recorded".into())
+            }
+            // The broken segment itself is no longer retained.
+            (Some(_), None) if anchor => {
+                self.report.breaks += 1;
+                Ok(())
+            }
+            (Some(_), None) => {
+                Err("checkpoint records a break the previous segment does not have".into())
+            }
+        }
     }
 
     fn entry(
@@ -233,6 +311,12 @@ impl Verifier<'_> {
             return Err("entryHash does not match the entry".into());
         }
         let is_checkpoint = map.get("event_type").and_then(Value::as_str) == Some("checkpoint");
+        if is_checkpoint {
+            let anchor = self.prev.is_none() && segment_id.is_none();
+            self.break_record(map, anchor)?;
+        } else if self.pending.is_some() {
+            return Err("the previous segment's broken end is not recorded".into());
+        }
         let first_in_segment = match segment_id {
             None => {
                 if !self.seen_segments.insert(segment.to_owned()) {
@@ -254,18 +338,34 @@ impl Verifier<'_> {
                 {
                     return Err("checkpoint fields disagree with its chain fields".into());
                 }
-                let previous_segment = str_field("previousSegmentId")?;
-                if previous_segment == segment {
+                // After a break with nothing valid left before it, the chain restarts at
+                // genesis and there is no previous segment to name.
+                let restarts = map.contains_key(BREAK_FIELD)
+                    && sequence == 1
+                    && previous == GENESIS_HASH
+                    && !map.contains_key("previousSegmentId");
+                let previous_segment = if restarts {
+                    None
+                } else {
+                    Some(str_field("previousSegmentId")?)
+                };
+                if previous_segment == Some(segment) {
                     return Err("checkpoint names its own segment as the previous one".into());
                 }
                 // With no earlier segment retained, the checkpoint is the anchor.
-                if let Some(prev) = prev {
-                    if previous_segment != prev.segment {
-                        return Err(
-                            "checkpoint does not follow the previous retained segment".into()
-                        );
+                match (prev, previous_segment) {
+                    (Some(prev), Some(previous_segment)) => {
+                        if previous_segment != prev.segment {
+                            return Err(
+                                "checkpoint does not follow the previous retained segment".into()
+                            );
+                        }
+                        link(prev, sequence, previous)?;
                     }
-                    link(prev, sequence, previous)?;
+                    (Some(_), None) => {
+                        return Err("checkpoint restarts the chain after retained entries".into());
+                    }
+                    (None, _) => {}
                 }
             }
             (Some(_), true, false) => {
@@ -284,6 +384,12 @@ impl Verifier<'_> {
             return Err("chained entry signed without a signatureVersion".into());
         }
         self.signature(map)?;
+        let key = map
+            .get("signature")
+            .and_then(|_| map.get("signatureKeyId"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        self.key_change(map, is_checkpoint, key.as_deref())?;
         self.report.chained += 1;
         self.report.first_sequence.get_or_insert(sequence);
         self.report.last_sequence = Some(sequence);
@@ -291,8 +397,51 @@ impl Verifier<'_> {
             sequence,
             hash: hash.to_owned(),
             segment: segment.to_owned(),
+            key,
         });
         self.chain_started = true;
+        Ok(())
+    }
+
+    /// A chain that was signed stays signed unless the ledger recorded the change: otherwise
+    /// stripping the signatures off the newest entries and recomputing their hashes would
+    /// leave a ledger that verifies.
+    fn key_change(
+        &mut self,
+        map: &Map<String, Value>,
+        is_checkpoint: bool,
+        key: Option<&str>,
+    ) -> Result<(), String> {
+        let is_key_change = map.get("event_type").and_then(Value::as_str) == Some(KEY_CHANGE);
+        let prev_key = self.prev.as_ref().map(|p| p.key.as_deref());
+        match map.get(PREVIOUS_KEY_FIELD) {
+            Some(recorded) => {
+                if !is_checkpoint && !is_key_change {
+                    return Err(format!("{PREVIOUS_KEY_FIELD} outside a checkpoint"));
+                }
+                if !recorded.is_string() && !recorded.is_null() {
+                    return Err(format!("{PREVIOUS_KEY_FIELD} is not a string or null"));
+                }
+                // With no earlier entry retained there is nothing to compare against.
+                if prev_key.is_some_and(|prev| prev != recorded.as_str()) {
+                    return Err(
+                        "the recorded key change does not match the previous entry's key".into(),
+                    );
+                }
+                self.report.key_changes += 1;
+            }
+            None if is_key_change => {
+                return Err(format!("key_change without {PREVIOUS_KEY_FIELD}"));
+            }
+            None => {
+                if prev_key.flatten().is_some() && key.is_none() {
+                    return Err(
+                        "unsigned entry after a signed one, with no key change recorded (signatures stripped?)"
+                            .into(),
+                    );
+                }
+            }
+        }
         Ok(())
     }
 

@@ -1,19 +1,44 @@
-//! Appending off the request path: a dedicated thread owns the `Ledger`; callers hand it
-//! work over a channel and return at once. Whatever is queued when several calls finish
-//! together is written under one lock and one sync.
+//! Appending off the async workers, with group commit: a dedicated thread owns the
+//! `Ledger`; callers hand it entries over a channel. Whatever is queued when several calls
+//! finish together is written under one lock, with one `write` and one `fdatasync`.
+//!
+//! A caller that must not answer before its entry is on disk submits with a [`Durability`]
+//! and waits for the returned [`Recorded`]: it is released once the batch holding its entry
+//! is written (so a crash of this process can no longer lose it) or, for
+//! [`Durability::Synced`], once that batch is also synced (so a crash of the machine cannot
+//! either). A failing ledger releases everyone too: audit trouble never holds a call.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use tokio::sync::oneshot;
+
 use super::{AuditError, Entry, Ledger};
 
 /// Builds an entry on the writer thread (hashing, path resolution happen there).
 pub type Build = Box<dyn FnOnce() -> Entry + Send>;
 
+/// How far an entry must have gone before its waiter is released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `write(2)` returned: the entry survives the process.
+    Written,
+    /// `fdatasync(2)` returned too: the entry survives the machine.
+    Synced,
+}
+
+/// Resolves when the entry reached the durability asked for (or the ledger failed).
+pub type Recorded = oneshot::Receiver<()>;
+
+struct Waiter {
+    tx: oneshot::Sender<()>,
+    durability: Durability,
+}
+
 enum Msg {
-    Entry(Build),
+    Entry(Build, Option<Waiter>),
     /// Reply once everything sent before has been written (or failed).
     Flush(mpsc::Sender<()>),
     Stop,
@@ -49,7 +74,18 @@ impl AuditWriter {
 
     /// Queues an entry; never blocks on disk.
     pub fn submit(&self, build: Build) {
-        let _ = self.tx.send(Msg::Entry(build));
+        let _ = self.tx.send(Msg::Entry(build, None));
+    }
+
+    /// Queues an entry and returns what to wait on before answering the call it records.
+    pub fn submit_waiting(&self, build: Build, durability: Durability) -> Recorded {
+        let (tx, rx) = oneshot::channel();
+        // If the thread is gone, the sender is dropped with the message and the receiver
+        // resolves at once: nothing waits on a ledger that cannot write.
+        let _ = self
+            .tx
+            .send(Msg::Entry(build, Some(Waiter { tx, durability })));
+        rx
     }
 
     /// Waits until everything queued so far has been handled.
@@ -79,14 +115,18 @@ impl Drop for AuditWriter {
 fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
     let degraded = AtomicBool::new(false);
     let mut batch: Vec<Entry> = Vec::new();
-    let mut waiters: Vec<mpsc::Sender<()>> = Vec::new();
+    let mut waiters: Vec<Waiter> = Vec::new();
+    let mut flushes: Vec<mpsc::Sender<()>> = Vec::new();
     while let Ok(first) = rx.recv() {
         let mut stop = false;
         let mut next = Some(first);
         while let Some(msg) = next.take() {
             match msg {
-                Msg::Entry(build) => batch.push(build()),
-                Msg::Flush(done) => waiters.push(done),
+                Msg::Entry(build, waiter) => {
+                    batch.push(build());
+                    waiters.extend(waiter);
+                }
+                Msg::Flush(done) => flushes.push(done),
                 Msg::Stop => {
                     stop = true;
                     break;
@@ -97,7 +137,13 @@ fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
             }
         }
         if !batch.is_empty() {
-            let result = ledger.append_batch(std::mem::take(&mut batch));
+            let (synced, written): (Vec<Waiter>, Vec<Waiter>) = waiters
+                .drain(..)
+                .partition(|w| w.durability == Durability::Synced);
+            let result = ledger.append_batch_then(std::mem::take(&mut batch), || {
+                release(written);
+            });
+            release(synced);
             for notice in ledger.take_notices() {
                 eprintln!("gitward: audit: {notice}");
             }
@@ -111,11 +157,17 @@ fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
                 );
             }
         }
-        for done in waiters.drain(..) {
+        for done in flushes.drain(..) {
             let _ = done.send(());
         }
         if stop {
             break;
         }
+    }
+}
+
+fn release(waiters: Vec<Waiter>) {
+    for w in waiters {
+        let _ = w.tx.send(());
     }
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::{now_ms, pid_alive};
 use crate::config::{self, vars};
-use crate::transport::{CallEvent, CallObserver};
+use crate::transport::{CallEvent, CallObserver, Settled};
 
 /// Repositories kept per record.
 pub const MAX_REPOSITORIES: usize = 16;
@@ -174,11 +174,13 @@ impl Presence {
 }
 
 impl CallObserver for Presence {
-    fn on_call(&self, event: &CallEvent<'_>) {
+    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled> {
         // Refused and failed calls say nothing about where the client works.
         if event.known && !event.is_error {
             self.record_call(event);
         }
+        // Best effort, written in the background: the response does not wait for it.
+        None
     }
 }
 

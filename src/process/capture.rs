@@ -8,7 +8,9 @@ use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-use super::{Invocation, Program, RunError, env, program};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{Invocation, Program, RunError, env, limit, program};
 
 /// What a [`Sink`] wants after a chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,8 +86,18 @@ const CHUNK: usize = 64 * 1024;
 
 pub(super) async fn run<S: Sink>(
     inv: Invocation,
+    sink: S,
+    cancel: &CancellationToken,
+) -> Result<Finished<S>, RunError> {
+    run_within(inv, sink, cancel, limit::children()).await
+}
+
+/// Runs `inv` once `limit` gives it a turn, holding the turn until the child is reaped.
+async fn run_within<S: Sink>(
+    inv: Invocation,
     mut sink: S,
     cancel: &CancellationToken,
+    limit: &Arc<Semaphore>,
 ) -> Result<Finished<S>, RunError> {
     let name = inv.program.name();
     let started = Instant::now();
@@ -102,6 +114,9 @@ pub(super) async fn run<S: Sink>(
             ));
         }
     };
+    // Queued, not started, while the machine already runs its share of children; the
+    // deadline starts with the child, so a wait in the queue never times a call out.
+    let mut turn = Some(limit::turn_in(limit, cancel).await?);
     let spawn_err = |source| RunError::Spawn {
         program: name,
         source,
@@ -146,15 +161,17 @@ pub(super) async fn run<S: Sink>(
     let mut out = pipe::Receiver::from_owned_fd(OwnedFd::from(out_r)).map_err(io_err)?;
     let mut err = pipe::Receiver::from_owned_fd(OwnedFd::from(err_r)).map_err(io_err)?;
 
-    let kill = |handle: &Arc<duct::Handle>| {
+    let kill = |handle: &Arc<duct::Handle>, turn: Option<OwnedSemaphorePermit>| {
         if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
             let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
         let _ = handle.kill();
-        // Reap in the background so no zombie is left and the caller is not delayed.
+        // Reap in the background so no zombie is left and the caller is not delayed; the
+        // turn is given back only once the child is gone.
         let handle = Arc::clone(handle);
         tokio::task::spawn_blocking(move || {
             let _ = handle.wait();
+            drop(turn);
         });
     };
 
@@ -170,11 +187,11 @@ pub(super) async fn run<S: Sink>(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => {
-                kill(&handle);
+                kill(&handle, turn.take());
                 return Err(RunError::Cancelled);
             }
             _ = tokio::time::sleep_until(deadline) => {
-                kill(&handle);
+                kill(&handle, turn.take());
                 return Err(RunError::Timeout { program: name, after: inv.timeout });
             }
             read = out.read(&mut out_buf), if out_open => {
@@ -200,7 +217,7 @@ pub(super) async fn run<S: Sink>(
     }
 
     if stopped_early {
-        kill(&handle);
+        kill(&handle, turn.take());
         return Ok(Finished {
             sink,
             code: None,
@@ -218,11 +235,11 @@ pub(super) async fn run<S: Sink>(
     let status = tokio::select! {
         biased;
         _ = cancel.cancelled() => {
-            kill(&handle);
+            kill(&handle, turn.take());
             return Err(RunError::Cancelled);
         }
         _ = tokio::time::sleep_until(deadline) => {
-            kill(&handle);
+            kill(&handle, turn.take());
             return Err(RunError::Timeout { program: name, after: inv.timeout });
         }
         joined = wait => joined
@@ -352,6 +369,54 @@ mod tests {
             .unwrap();
         assert_eq!(done.code, Some(3));
         assert_eq!(done.sink.bytes, b"HELLO");
+    }
+
+    #[tokio::test]
+    async fn a_call_cancelled_in_the_queue_never_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("started");
+        let full = Arc::new(Semaphore::new(0));
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let queued = {
+            let marker = marker.clone();
+            tokio::spawn(async move {
+                let inv = program("/usr/bin/touch").arg(marker);
+                run_within(inv, Capped::new(10), &cancel, &full).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        trigger.cancel();
+        let err = queued.await.unwrap().unwrap_err();
+        assert!(matches!(err, RunError::Cancelled), "{err:?}");
+        assert!(!marker.exists(), "the child was never started");
+    }
+
+    #[tokio::test]
+    async fn a_turn_is_held_until_the_child_is_gone() {
+        let one = Arc::new(Semaphore::new(1));
+        let cancel = CancellationToken::new();
+        let done = run_within(program("/bin/true"), Capped::new(10), &cancel, &one)
+            .await
+            .unwrap();
+        assert_eq!(done.code, Some(0));
+        assert_eq!(one.available_permits(), 1, "given back after a normal exit");
+        let err = run_within(
+            program("/bin/sleep")
+                .arg("30")
+                .timeout(Duration::from_millis(100)),
+            Capped::new(10),
+            &cancel,
+            &one,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, RunError::Timeout { .. }), "{err:?}");
+        // Given back by the reaper once the killed child is gone.
+        let _turn = tokio::time::timeout(Duration::from_secs(20), Arc::clone(&one).acquire_owned())
+            .await
+            .expect("the turn comes back")
+            .unwrap();
     }
 
     #[tokio::test]

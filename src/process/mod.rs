@@ -4,11 +4,13 @@
 //! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed or
 //! fed from bytes; stdout and stderr drained concurrently so neither pipe can fill and
 //! deadlock the child; stdout handed to a [`Sink`] that may stop early; stderr capped; a
-//! deadline on every call; and cancellation that kills the child's whole process group.
+//! deadline on every call; cancellation that kills the child's whole process group; and a
+//! bound on how many children run at once ([`limit`]).
 
 mod capture;
 pub mod env;
 mod error;
+pub mod limit;
 pub mod program;
 
 use std::ffi::OsString;

@@ -8,6 +8,7 @@
 //! tool's state as [`SpecError`] entries, never as protocol errors, so the agent always
 //! gets the workflow instruction alongside what went wrong.
 
+pub mod apply_status;
 pub mod archive;
 pub mod confine;
 pub mod events;

@@ -15,11 +15,12 @@ use std::sync::Arc;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{Annotations, CallCtx, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::specs::apply_status::ApplyStatus;
 use crate::specs::target::{self, Mode, Owner};
 use crate::specs::workspace::Workspace;
 use crate::specs::{SpecError, archive, metadata, openspec, scan, tasks};
@@ -945,7 +946,12 @@ impl Tool for ApplyChange {
                 include,
             ));
         }
-        let status = match status_of(target.path(), name, &ctx).await {
+        // Everything needed from OpenSpec is checked before the status is written, so an
+        // unexpected reply leaves the change exactly as it was.
+        let status = match status_of(target.path(), name, &ctx)
+            .await
+            .and_then(|reply| ApplyStatus::parse(&reply))
+        {
             Ok(s) => s,
             Err(e) => {
                 return Ok(SpecReply::new(
@@ -960,24 +966,7 @@ impl Tool for ApplyChange {
                 include,
             ));
         }
-        let requires: Vec<String> = status["applyRequires"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let artifacts = status["artifacts"].as_array().cloned().unwrap_or_default();
-        let missing: Vec<String> = requires
-            .iter()
-            .filter(|id| {
-                !artifacts
-                    .iter()
-                    .any(|a| a["id"] == id.as_str() && a["status"] == "done")
-            })
-            .cloned()
-            .collect();
+        let missing = status.missing();
         let (complete, total) = tasks::progress(&task_list);
         let apply_state = if !missing.is_empty() {
             "blocked"
@@ -986,34 +975,18 @@ impl Tool for ApplyChange {
         } else {
             "ready"
         };
-        let mut context = Map::new();
-        if let Some(paths) = status["artifactPaths"].as_object() {
-            for a in &artifacts {
-                let Some(id) = a["id"].as_str() else { continue };
-                let entry = &paths[id];
-                let existing: Vec<Value> = entry["existingOutputPaths"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                let files = if existing.is_empty() {
-                    vec![entry["resolvedOutputPath"].clone()]
-                } else {
-                    existing
-                };
-                context.insert(id.into(), Value::Array(files));
-            }
-        }
+        let context = status.context.unwrap_or_default();
         Ok(SpecReply::new(
             json!({
                 "target": target,
                 "changeName": name,
-                "schemaName": status["schemaName"],
+                "schemaName": status.schema_name,
                 "applyState": apply_state,
                 "missingArtifacts": missing,
                 "contextFiles": context,
                 "tasksPath": tasks_path.display().to_string(),
                 "tasks": task_list,
-                "progress": { "total": total, "complete": complete, "remaining": total - complete },
+                "progress": { "total": total, "complete": complete, "remaining": total.saturating_sub(complete) },
             }),
             include,
         ))

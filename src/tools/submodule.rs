@@ -221,7 +221,8 @@ async fn list(
 
     let mut out = Vec::with_capacity(entries.len());
     for ((rel, recorded), seen) in entries.into_iter().zip(inspected) {
-        let seen = seen.expect("every task reports");
+        let seen =
+            seen.ok_or_else(|| ToolError::internal("a submodule inspection did not report"))?;
         let decl = declared.as_ref().and_then(|d| d.by_path(&rel));
         let relative = String::from_utf8_lossy(&rel).into_owned();
         let mut full = prefix.as_bytes().to_vec();

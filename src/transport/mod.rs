@@ -1,8 +1,9 @@
 //! MCP over stdio: framing, JSON-RPC, protocol eras and the serving loop.
 
 pub mod framing;
+mod guard;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod server;
 
-pub use server::{CallEvent, CallObserver, Server, run_tool};
+pub use server::{CallEvent, CallObserver, Server, Settled, run_tool, settle, unknown_tool};

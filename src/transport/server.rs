@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::framing::{Frame, FrameReader};
+use super::guard;
 use super::jsonrpc::{self, Id, Incoming};
 use super::protocol::{self, Version, meta};
 use crate::config::Config;
@@ -38,9 +39,14 @@ pub struct CallEvent<'a> {
     pub client: &'a ClientInfo,
 }
 
-/// Sees every tool call after its response is on its way. Must not block for long.
+/// Resolves once an observer has kept what it must keep of a call (the audit entry is in
+/// the ledger); the response waits for it.
+pub type Settled = tokio::sync::oneshot::Receiver<()>;
+
+/// Sees every tool call before its response is sent. Must not block: slow work is handed
+/// off, and what the response must wait for is returned as [`Settled`].
 pub trait CallObserver: Send + Sync {
-    fn on_call(&self, event: &CallEvent<'_>);
+    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled>;
 }
 
 /// The outcome of running one tool.
@@ -53,17 +59,31 @@ pub struct CallOutcome {
 
 /// Runs a tool by name outside any protocol framing (the `call` verb uses this too).
 /// `None` when no served tool has that name.
+///
+/// The tool runs as a task of its own, so a panic in it ends that call alone, as an
+/// internal error (-32603) that is answered and audited like any other outcome.
 pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
     let tool = tools::find(&ctx.config, name)?;
-    let result = tool.call_rendered(ctx, args).await;
-    Some(match result {
-        Ok((structured, text)) => CallOutcome {
+    let task = guard::AbortOnDrop(tokio::spawn(async move {
+        guard::debug_panic::maybe_panic(tool.name);
+        tool.call_rendered(ctx, args).await
+    }));
+    Some(match task.await {
+        Ok(Ok((structured, text))) => CallOutcome {
             text,
             structured,
             is_error: false,
             error_code: None,
         },
-        Err(err) => error_outcome(tool, &err),
+        Ok(Err(err)) => error_outcome(tool, &err),
+        Err(join) => {
+            let why = if join.is_panic() {
+                "the tool failed unexpectedly (a bug in gitward; details are on its stderr)"
+            } else {
+                "the tool was stopped"
+            };
+            error_outcome(tool, &ToolError::internal(why))
+        }
     })
 }
 
@@ -136,6 +156,7 @@ impl Server {
         });
         let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
+        let inflight = guard::Inflight::new();
         loop {
             let frame = tokio::select! {
                 biased;
@@ -173,8 +194,18 @@ impl Server {
                             server.send(&jsonrpc::result(id, json!({})));
                             continue;
                         }
+                        // Past the bound, input waits in the pipe until a request finishes:
+                        // memory stays bounded however much a client sends at once.
+                        let admitted = tokio::select! {
+                            biased;
+                            _ = shutdown.cancelled() => break,
+                            admitted = inflight.admit(bytes.len()) => admitted,
+                        };
                         let server = Arc::clone(&server);
-                        tasks.spawn(async move { server.request(id, method, params).await });
+                        tasks.spawn(async move {
+                            let _admitted = admitted;
+                            server.request(id, method, params).await
+                        });
                     }
                 },
             }
@@ -391,7 +422,7 @@ impl Server {
             client: era.client.clone(),
         };
         let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
-            let data = self.unknown_tool(name);
+            let data = unknown_tool(&self.config, name);
             self.observe(&CallEvent {
                 tool: name,
                 known: false,
@@ -402,7 +433,8 @@ impl Server {
                 error_code: Some(code::INVALID_PARAMS),
                 duration: started.elapsed(),
                 client: &era.client,
-            });
+            })
+            .await;
             return Err(jsonrpc::error(
                 id.clone(),
                 code::INVALID_PARAMS,
@@ -422,7 +454,8 @@ impl Server {
             error_code: outcome.error_code,
             duration: started.elapsed(),
             client: &era.client,
-        });
+        })
+        .await;
         Ok(protocol::call_result(
             outcome.text,
             outcome.structured,
@@ -431,22 +464,52 @@ impl Server {
         ))
     }
 
-    fn unknown_tool(&self, name: &str) -> Value {
-        let (read, write): (Vec<_>, Vec<_>) =
-            tools::visible(&self.config).partition(|t| t.annotations.read_only);
-        json!({
-            "tool": name,
-            "reason": "no tool with this name is served; see tools/list",
-            "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
-            "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
-        })
-    }
-
-    fn observe(&self, event: &CallEvent<'_>) {
+    /// Tells every observer, then waits until each has kept what it must: the response
+    /// never leaves before the call's audit entry is in the ledger.
+    async fn observe(&self, event: &CallEvent<'_>) {
+        let mut pending = Vec::with_capacity(self.observers.len());
         for observer in &self.observers {
-            observer.on_call(event);
+            pending.extend(observer.on_call(event));
         }
+        settle(pending).await;
     }
+}
+
+/// The longest a response waits for its observers. A ledger that cannot write releases
+/// its calls at once; this bounds the wait behind a lock some other process holds and
+/// does not release (stopped, say), so a call is delayed, never hung.
+const SETTLE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Waits for every observer's [`Settled`] (a dropped one counts as settled), at most
+/// [`SETTLE_LIMIT`] in all.
+pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
+    let all = async {
+        for settled in pending {
+            let _ = settled.await;
+        }
+    };
+    if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "gitward: a call's audit entry was not written within {}s (is another process \
+                 holding the ledger's lock?); answering without waiting for it",
+                SETTLE_LIMIT.as_secs()
+            );
+        });
+    }
+}
+
+/// The error data of a call to a tool that is not served.
+pub fn unknown_tool(config: &Config, name: &str) -> Value {
+    let (read, write): (Vec<_>, Vec<_>) =
+        tools::visible(config).partition(|t| t.annotations.read_only);
+    json!({
+        "tool": name,
+        "reason": "no tool with this name is served; see tools/list",
+        "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
+        "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
+    })
 }
 
 fn has_modern_meta(params: &Map<String, Value>) -> bool {

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::common::{Fixture, MODERN, gitward_bin};
 
 /// Runs `gitward` with the fixture's environment plus `env`, feeding `stdin`; waits.
-fn run(fx: &Fixture, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
+pub(crate) fn run(fx: &Fixture, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
     let mut cmd = Command::new(gitward_bin());
     cmd.args(args)
         .env_clear()
@@ -39,7 +39,7 @@ fn run(fx: &Fixture, args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Outpu
 }
 
 /// Newline-delimited modern `tools/call` requests.
-fn calls(calls: &[(&str, Value)]) -> Vec<u8> {
+pub(crate) fn calls(calls: &[(&str, Value)]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, (tool, args)) in calls.iter().enumerate() {
         let request = json!({
@@ -59,17 +59,17 @@ fn calls(calls: &[(&str, Value)]) -> Vec<u8> {
     out
 }
 
-fn serve(fx: &Fixture, env: &[(&str, &str)], requests: &[(&str, Value)]) -> Output {
+pub(crate) fn serve(fx: &Fixture, env: &[(&str, &str)], requests: &[(&str, Value)]) -> Output {
     let out = run(fx, &[], env, &calls(requests));
     assert!(out.status.success(), "server failed: {}", stderr(&out));
     out
 }
 
-fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn lines(path: &Path) -> Vec<Map<String, Value>> {
+pub(crate) fn lines(path: &Path) -> Vec<Map<String, Value>> {
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -81,7 +81,7 @@ fn lines(path: &Path) -> Vec<Map<String, Value>> {
 }
 
 /// `gitward verify-audit` → (exit code, stdout JSON or Null).
-fn verify(fx: &Fixture, log: &Path, extra: &[&str]) -> (i32, Value) {
+pub(crate) fn verify(fx: &Fixture, log: &Path, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["verify-audit", log.to_str().unwrap()];
     args.extend_from_slice(extra);
     let out = run(fx, &args, &[], b"");
@@ -90,7 +90,7 @@ fn verify(fx: &Fixture, log: &Path, extra: &[&str]) -> (i32, Value) {
 }
 
 /// A key pair made by `gitward keygen`: (private key path, public key path).
-fn keygen(fx: &Fixture) -> (PathBuf, PathBuf) {
+pub(crate) fn keygen(fx: &Fixture) -> (PathBuf, PathBuf) {
     let dir = fx.path("keys");
     let out = run(fx, &["keygen", "--out", dir.to_str().unwrap()], &[], b"");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -226,7 +226,7 @@ fn calls_are_chained_and_signed() {
     assert_eq!(
         report,
         json!({ "ok": true, "entries": 3, "chained": 3, "legacy": 0, "signed": 3, "unsigned": 0,
-                "segments": 1, "firstSequence": 1, "lastSequence": 3 })
+                "segments": 1, "keyChanges": 0, "breaks": 0, "firstSequence": 1, "lastSequence": 3 })
     );
 
     // A second run continues the same chain.
@@ -274,7 +274,7 @@ fn rotated_ledger(fx: &Fixture, key: &Path, calls_n: usize) -> PathBuf {
 }
 
 /// Copies the ledger's files into a fresh directory for one tampering case.
-fn copy_ledger(fx: &Fixture, log: &Path, case: &str) -> PathBuf {
+pub(crate) fn copy_ledger(fx: &Fixture, log: &Path, case: &str) -> PathBuf {
     let dir = fx.path(&format!("cases/{case}"));
     std::fs::create_dir_all(&dir).unwrap();
     for entry in std::fs::read_dir(log.parent().unwrap()).unwrap() {
@@ -284,7 +284,7 @@ fn copy_ledger(fx: &Fixture, log: &Path, case: &str) -> PathBuf {
     dir.join("mcp.jsonl")
 }
 
-fn edit_lines(path: &Path, f: impl FnOnce(&mut Vec<String>)) {
+pub(crate) fn edit_lines(path: &Path, f: impl FnOnce(&mut Vec<String>)) {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     f(&mut lines);
@@ -293,7 +293,7 @@ fn edit_lines(path: &Path, f: impl FnOnce(&mut Vec<String>)) {
     std::fs::write(path, out).unwrap();
 }
 
-fn rotated(log: &Path, n: u32) -> PathBuf {
+pub(crate) fn rotated(log: &Path, n: u32) -> PathBuf {
     PathBuf::from(format!("{}.{n}", log.display()))
 }
 
@@ -353,6 +353,18 @@ fn tampering_is_detected() {
         ("rewrite an entry and re-hash the chain", |log| {
             rehash_from(log, 1)
         }),
+        (
+            "a duplicate key that readers keeping the first would believe",
+            |log| {
+                edit_lines(log, |l| {
+                    assert!(l[1].contains(r#""result":"success""#));
+                    l[1] = l[1].replacen('{', r#"{"result":"error","#, 1);
+                })
+            },
+        ),
+        ("strip the newest signatures and re-hash the chain", |log| {
+            strip_signatures_from(log, 1)
+        }),
     ];
     for (name, tamper) in cases {
         let copy = copy_ledger(&fx, &log, &name.replace(' ', "-"));
@@ -393,6 +405,98 @@ fn rehash_from(log: &Path, from: usize) {
         .map(|e| format!("{}\n", Value::Object(e.clone())))
         .collect();
     std::fs::write(log, text).unwrap();
+}
+
+/// Removes the signatures of the active segment's entries from line `from` on and
+/// recomputes their hashes, as someone without the key could.
+fn strip_signatures_from(log: &Path, from: usize) {
+    use gitward::audit::canonical;
+    let mut entries = lines(log);
+    for i in from..entries.len() {
+        for field in ["signature", "signatureKeyId", "signatureVersion"] {
+            entries[i].remove(field);
+        }
+        if i > 0 {
+            let prev = entries[i - 1]["entryHash"].clone();
+            entries[i].insert("previousHash".into(), prev);
+        }
+        let hash = canonical::sha256_tag(&canonical::object_without(&entries[i], &["entryHash"]));
+        entries[i].insert("entryHash".into(), hash.into());
+    }
+    let text: String = entries
+        .iter()
+        .map(|e| format!("{}\n", Value::Object(e.clone())))
+        .collect();
+    std::fs::write(log, text).unwrap();
+}
+
+#[test]
+fn a_change_of_signing_key_is_recorded_and_verifies() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let (key, public) = keygen(&fx);
+    let log = fx.path("ledger/mcp.jsonl");
+    let log_env = ("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap());
+    let status = [("repo.status", json!({ "repoPath": repo }))];
+    // Signed, then the key is taken away, then signing resumes.
+    serve(
+        &fx,
+        &[
+            log_env,
+            ("FLUXGIT_MCP_AUDIT_SIGN_KEY", key.to_str().unwrap()),
+        ],
+        &status,
+    );
+    serve(&fx, &[log_env], &status);
+    serve(
+        &fx,
+        &[
+            log_env,
+            ("FLUXGIT_MCP_AUDIT_SIGN_KEY", key.to_str().unwrap()),
+        ],
+        &status,
+    );
+    let entries = lines(&log);
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_call",
+            "key_change",
+            "tool_call",
+            "key_change",
+            "tool_call"
+        ]
+    );
+    let key_id = entries[0]["signatureKeyId"].clone();
+    assert_eq!(entries[1]["previousSignatureKeyId"], key_id);
+    assert!(entries[1].get("signature").is_none(), "written unsigned");
+    assert_eq!(entries[3]["previousSignatureKeyId"], Value::Null);
+    assert_eq!(entries[3]["signatureKeyId"], key_id);
+    let pubkey = public.to_str().unwrap();
+    let (code, report) = verify(&fx, &log, &["--pubkey", pubkey]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["keyChanges"], 2, "{report}");
+    assert_eq!(report["unsigned"], 2, "{report}");
+    let (code, _) = verify(&fx, &log, &["--pubkey", pubkey, "--require-signed"]);
+    assert_eq!(code, 3, "strict mode still wants every entry signed");
+
+    // A key change record must agree with the entry before it.
+    let copy = copy_ledger(&fx, &log, "wrong-previous-key");
+    edit_lines(&copy, |l| {
+        l.truncate(3);
+        l[1] = l[1].replace(key_id.as_str().unwrap(), "0000000000000000");
+    });
+    strip_signatures_from(&copy, 1);
+    let (code, report) = verify(&fx, &copy, &["--pubkey", pubkey]);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(
+        report["failure"]["reason"],
+        "the recorded key change does not match the previous entry's key"
+    );
 }
 
 #[test]
@@ -532,6 +636,8 @@ fn concurrent_writers_share_one_chain() {
             cmd.env_clear()
                 .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .env("FLUXGIT_MCP_AUDIT_LOG", &log)
+                // Refused calls are the load here: one entry each.
+                .env("GITWARD_AUDIT_REFUSAL_WINDOW_MS", "0")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());
@@ -832,6 +938,7 @@ fn concurrent_writers_rotate_without_breaking_the_chain() {
                 .env("FLUXGIT_MCP_AUDIT_LOG", &log)
                 .env("FLUXGIT_MCP_AUDIT_SIGN_KEY", &key)
                 .env("GITWARD_AUDIT_ROTATE_BYTES", "16384")
+                .env("GITWARD_AUDIT_REFUSAL_WINDOW_MS", "0")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped());

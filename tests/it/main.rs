@@ -3,9 +3,12 @@
 
 // Tests start git and gitward directly; the product code may not.
 #![allow(clippy::disallowed_methods)]
+// A failed unwrap in a test is a test failure with its location, which is what we want.
+#![allow(clippy::unwrap_used)]
 
 mod agents;
 mod audit;
+mod audit_durability;
 mod branch;
 mod brief;
 mod commit_details;
@@ -16,6 +19,7 @@ mod fleet;
 mod hostile;
 mod hostile_drivers;
 mod interop;
+mod load;
 mod presence;
 mod protocol;
 mod reach;

@@ -882,6 +882,49 @@ fn ambiguous_status_stops_apply() {
 }
 
 #[test]
+fn unexpected_status_output_stops_apply_before_writing() {
+    let mut ws = Ws::new();
+    let repo = ws.repo("api");
+    // The real CLI, whose status reply loses the paths of one artifact on the way.
+    let script = ws.fx.path("openspec-lossy.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = status ]; then\n'{}' \"$@\" | python3 -c 'import json,sys; r=json.load(sys.stdin); r[\"artifactPaths\"].pop(\"tasks\"); print(json.dumps(r))'\nexit 0\nfi\nexec '{}' \"$@\"\n",
+            ws.cli.display(),
+            ws.cli.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    ws.cli = script;
+    let mut server = ws.server();
+    state(
+        &mut server,
+        "create-proposal",
+        json!({ "changeName": "one", "worktreeMode": "main" }),
+    );
+    write_artifacts(&ws.fx, &repo, "one", "greeting");
+    let meta_path = repo.join("openspec/changes/one/.openspec.yaml");
+    let before = read(&meta_path);
+    let applied = state(
+        &mut server,
+        "apply-change",
+        json!({ "changeName": "one", "folderId": "api" }),
+    );
+    let e = &applied["errors"][0];
+    assert_eq!(e["code"], "OPENSPEC_OUTPUT_INVALID", "{applied:#}");
+    assert!(
+        e["message"].as_str().unwrap().contains("\"tasks\""),
+        "{applied:#}"
+    );
+    assert_eq!(read(&meta_path), before, "the status was not touched");
+    // The server is still there.
+    assert!(server.request("tools/list", json!({}))["result"]["tools"].is_array());
+}
+
+#[test]
 fn created_in_iso_form_gets_a_repair_hint() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");

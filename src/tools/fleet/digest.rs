@@ -1001,8 +1001,11 @@ async fn rewrites(ctx: &CallCtx, scans: &[Scan], chosen: &[(usize, Raw)]) -> (Ve
         .map(|(known, (r, raw))| match known {
             Known::Is(v) => v,
             Known::Check(fallback) => {
-                let key = (*r, raw.old.clone().unwrap(), raw.new.clone().unwrap());
-                decided.get(&key).copied().unwrap_or_else(|| {
+                let decision = match (&raw.old, &raw.new) {
+                    (Some(old), Some(new)) => decided.get(&(*r, old.clone(), new.clone())).copied(),
+                    _ => None,
+                };
+                decision.unwrap_or_else(|| {
                     unchecked += 1;
                     fallback
                 })
