@@ -166,17 +166,21 @@ fn short_ids(s: &str) -> String {
     out
 }
 
-/// One spec tool call: the state, the text block, and `isError`.
+/// One spec tool call: the state (for a failed call, the error payload of its text
+/// block), the text block, and `isError`.
 fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
     let reply = server.request("tools/call", json!({ "name": tool, "arguments": args }));
     let result = &reply["result"];
     assert!(result.is_object(), "tools/call failed: {reply}");
     let text = result["content"][0]["text"].as_str().unwrap().to_owned();
-    (
-        result["structuredContent"].clone(),
-        text,
-        result["isError"] == json!(true),
-    )
+    let is_error = result["isError"] == json!(true);
+    let state = if is_error {
+        assert!(result.get("structuredContent").is_none(), "{reply}");
+        serde_json::from_str(&text).unwrap()
+    } else {
+        result["structuredContent"].clone()
+    };
+    (state, text, is_error)
 }
 
 /// The state of a successful call, checked against its text block.
