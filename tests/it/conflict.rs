@@ -158,7 +158,7 @@ fn every_outcome_matches_plain_git() {
         );
         r["data"]["status"].as_str().unwrap().to_owned()
     };
-    assert_eq!(status("main", "side", "merge"), "clean");
+    assert_eq!(status("main", "side", "merge"), "clean-merge");
     assert!(real_merge_conflicts(&fx, &repo, "main", "side").is_empty());
     assert_eq!(status("behind", "main", "merge"), "fast-forward");
     assert_eq!(status("main", "behind", "merge"), "already-up-to-date");
@@ -166,7 +166,7 @@ fn every_outcome_matches_plain_git() {
     assert_eq!(status("main", "orphan", "merge"), "unrelated-histories");
     assert_eq!(status("behind", "main", "rebase"), "fast-forward");
     assert_eq!(status("main", "behind", "rebase"), "already-up-to-date");
-    assert_eq!(status("side", "main", "rebase"), "clean");
+    assert_eq!(status("side", "main", "rebase"), "clean-merge");
     let refused = fx.git_output(&repo, &["merge", "--no-edit", "orphan"]);
     assert!(!refused.status.success(), "git refuses unrelated histories");
 }
