@@ -81,8 +81,6 @@ pub fn capabilities() -> Value {
     json!({ "tools": { "listChanged": false } })
 }
 
-pub const INSTRUCTIONS: &str = "gitward gives structured, bounded Git context. Start with repo.brief for a repository; every path argument is absolute (repoPath) or repository-relative. Tools that change a repository only propose: a human approves each proposal, and operation.status reports the real outcome.";
-
 /// A tool as `tools/list` shows it in `version`.
 pub fn tool_descriptor(tool: &ToolDef, version: Version) -> Value {
     let mut obj = Map::new();

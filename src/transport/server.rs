@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::framing::{Frame, FrameReader};
+use super::instructions::instructions;
 use super::jsonrpc::{self, Id, Incoming};
 use super::protocol::{self, Version, meta};
 use crate::config::Config;
@@ -318,7 +319,7 @@ impl Server {
             "server/discover" => json!({
                 "supportedVersions": Version::supported(),
                 "capabilities": protocol::capabilities(),
-                "instructions": protocol::INSTRUCTIONS,
+                "instructions": instructions(&self.config),
                 "ttlMs": protocol::TTL_MS,
                 "cacheScope": "public",
             }),
@@ -365,7 +366,7 @@ impl Server {
                 "protocolVersion": version.as_str(),
                 "capabilities": protocol::capabilities(),
                 "serverInfo": protocol::server_info(),
-                "instructions": protocol::INSTRUCTIONS,
+                "instructions": instructions(&self.config),
             }),
         )
     }

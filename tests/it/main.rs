@@ -14,6 +14,7 @@ mod conflict;
 mod diff_text;
 mod fleet;
 mod hostile;
+mod instructions;
 mod interop;
 mod presence;
 mod protocol;
