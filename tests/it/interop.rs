@@ -25,7 +25,7 @@ fn venv_python() -> Option<PathBuf> {
 
 /// A repository every tool has something to say about: history on two branches, a tag,
 /// a staged, a modified and an untracked file.
-fn fixture_repo(fx: &Fixture) -> PathBuf {
+pub(crate) fn fixture_repo(fx: &Fixture) -> PathBuf {
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "one\n", "first");
     fx.commit(&repo, "src/lib.rs", "pub fn f() {}\n", "second");

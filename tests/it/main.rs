@@ -16,6 +16,7 @@ mod fleet;
 mod hostile;
 mod instructions;
 mod interop;
+mod interop_ts;
 mod presence;
 mod protocol;
 mod repo_history;
