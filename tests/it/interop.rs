@@ -87,6 +87,7 @@ fn official_python_sdk_lists_and_calls_every_tool() {
         let calls = summary["calls"].as_object().unwrap();
         assert_eq!(calls.len(), served.len(), "every tool called: {summary}");
         assert_eq!(summary["unknownTool"], -32602);
+        assert_eq!(summary["badInput"], -32602, "{mode}: {summary}");
         if mode == "auto" {
             assert_eq!(summary["serverName"], "gitward");
             assert!(
