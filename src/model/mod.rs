@@ -57,6 +57,37 @@ pub fn opt_name_text(bytes: Option<&[u8]>) -> (Option<String>, Option<String>) {
     }
 }
 
+/// The source of a rename or copy, in the same form as [`PathText`] beside it: `origPath`
+/// is a string, with the raw bytes next to it when they are not valid UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrigPathText {
+    /// The source path of a rename or copy, as UTF-8; invalid bytes are shown as U+FFFD
+    /// when `origPathEncoding` is set.
+    pub orig_path: String,
+    /// Base64 of the raw source path bytes, present only when they are not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orig_path_bytes_b64: Option<String>,
+    /// `"non-utf8"` when `origPath` is a lossy rendering.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orig_path_encoding: Option<&'static str>,
+}
+
+impl OrigPathText {
+    pub fn from_bytes(bytes: &[u8]) -> OrigPathText {
+        let PathText {
+            path,
+            path_bytes_b64,
+            path_encoding,
+        } = PathText::from_bytes(bytes);
+        OrigPathText {
+            orig_path: path,
+            orig_path_bytes_b64: path_bytes_b64,
+            orig_path_encoding: path_encoding,
+        }
+    }
+}
+
 /// Text that may not be UTF-8 (a commit subject in a legacy encoding, say): lossy text and,
 /// only when lossy, the raw bytes.
 pub fn lossy(bytes: &[u8]) -> (String, bool) {

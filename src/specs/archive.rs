@@ -694,9 +694,11 @@ async fn finalize(
             json!({ "paths": staged_other }),
         );
     }
+    // Staging belongs to the `commit` step: one `commit` entry in gitOps, which is the
+    // staging command when that fails or leaves nothing to commit, else the commit itself.
     let mut add = vec!["add".to_owned(), "-A".into(), "--".into()];
     add.extend(paths.iter().cloned());
-    match f.git("stage", &ws, add).await {
+    match f.git("commit", &ws, add).await {
         Ok(r) if r.ok() => {}
         Ok(r) => {
             let m = first_line(&r);
@@ -722,8 +724,9 @@ async fn finalize(
     }
     let nothing = staged(&ws, cancel).await.is_empty();
     if nothing {
-        f.ops.push(json!({ "step": "commit", "cwd": ws.display().to_string(), "command": [], "exitCode": null, "stdout": "", "stderr": "", "ok": true, "outcome": "noop" }));
+        f.outcome("noop");
     } else {
+        f.ops.pop();
         match f
             .git(
                 "commit",
@@ -933,7 +936,7 @@ async fn finalize(
                     "worktree-remove",
                     "dirty-workspace",
                     format!("the linked worktree still has uncommitted changes that are not part of the archive: {shown}"),
-                    &["protect-and-clean-workspaces", "worktree-remove", "branch-delete"],
+                    &["complete-worktree-and-branch-cleanup"],
                     vec![
                         format!("The archive is merged. Ask the user what to do with these files in {}: {shown}. Never discard them unasked.", ws.display()),
                         "Then call archive-change again with confirm: true to remove the worktree and delete the branch.".into(),

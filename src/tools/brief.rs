@@ -70,8 +70,11 @@ pub struct BriefData {
     /// `sha1` or `sha256`.
     pub object_format: &'static str,
     pub head: Head,
-    /// The operation git is in the middle of, or null.
-    pub operation_in_progress: Option<Operation>,
+    /// The operation git is in the middle of (`rebase`, `am`, `merge`, `cherry-pick`,
+    /// `revert` or `bisect`), or null.
+    pub operation_in_progress: Option<&'static str>,
+    /// What that operation is doing (branch, onto, step, incoming commit); null when none.
+    pub operation_details: Option<Operation>,
     /// Null in a bare repository.
     pub working_tree: Option<WorkingTree>,
     pub stashes: u64,
@@ -116,7 +119,9 @@ pub struct Head {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Operation {
-    /// `rebase`, `am`, `merge`, `cherry-pick`, `revert` or `bisect`.
+    /// `rebase`, `am`, `merge`, `cherry-pick`, `revert` or `bisect` (shown as
+    /// `operationInProgress`).
+    #[serde(skip)]
     pub kind: &'static str,
     /// The branch being rebased.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -378,7 +383,8 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
             ObjectFormat::Sha256 => "sha256",
         },
         head,
-        operation_in_progress: operation,
+        operation_in_progress: operation.as_ref().map(|op| op.kind),
+        operation_details: operation,
         working_tree,
         stashes,
         submodules: (submodules.total
@@ -1126,7 +1132,7 @@ fn hints(d: &BriefData) -> Vec<Hint> {
             ),
         );
     }
-    if let Some(op) = &d.operation_in_progress {
+    if let Some(op) = &d.operation_details {
         let what = match (op.step, op.total) {
             (Some(s), Some(t)) => format!("A {} is in progress (step {s}/{t})", op.kind),
             _ => format!("A {} is in progress", op.kind),

@@ -8,7 +8,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Rev, repo};
-use crate::model::PathText;
+use crate::model::{OrigPathText, PathText};
 use crate::parse::diff_tree::{Change, NameStatus, Numstat, Stat};
 use crate::parse::{Records, log};
 
@@ -73,8 +73,8 @@ pub struct ChangedFile {
     #[serde(flatten)]
     pub path: PathText,
     /// The source of a rename or copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub orig_path: Option<PathText>,
+    #[serde(flatten)]
+    pub orig_path: Option<OrigPathText>,
     /// Similarity score of a rename or copy (0–100).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<u8>,
@@ -115,7 +115,7 @@ fn changed_file(change: Change, stat: Option<&Stat>) -> ChangedFile {
         status: char::from(change.status).to_string(),
         kind: kind_of(change.status),
         path: PathText::from_bytes(&change.path),
-        orig_path: change.orig_path.as_deref().map(PathText::from_bytes),
+        orig_path: change.orig_path.as_deref().map(OrigPathText::from_bytes),
         similarity: change.orig_path.as_ref().and(change.score),
         insertions: lines.map(|(a, _)| a),
         deletions: lines.map(|(_, d)| d),

@@ -85,7 +85,7 @@ pub struct PreflightData {
     pub target_oid: String,
     /// Null when the histories share no commit.
     pub merge_base_oid: Option<String>,
-    /// `unrelated-histories`, `already-up-to-date`, `fast-forward`, `clean`, `conflicts`,
+    /// `unrelated-histories`, `already-up-to-date`, `fast-forward`, `clean-merge`, `conflicts`,
     /// or (rebase only) `undetermined` when more commits exist than were replayed and
     /// none of those conflicted.
     pub status: &'static str,
@@ -150,7 +150,7 @@ impl Tool for Preflight {
 
     const NAME: &'static str = "repo.conflictPreflight";
     const TITLE: &'static str = "Conflict preflight";
-    const DESCRIPTION: &'static str = "Predicts what merging targetRef into currentRef (mode merge, the default) or rebasing currentRef onto targetRef (mode rebase) would do, without touching the working tree, the index or any ref: unrelated-histories, already-up-to-date, fast-forward, clean or conflicts with each conflicting path, its kind (both-modified, deleted-by-them, …) and git's conflict types. A rebase is replayed commit by commit (up to 100) and the first conflicting commit is reported. Nothing is fetched; the merge itself still needs human approval.";
+    const DESCRIPTION: &'static str = "Predicts what merging targetRef into currentRef (mode merge, the default) or rebasing currentRef onto targetRef (mode rebase) would do, without touching the working tree, the index or any ref: unrelated-histories, already-up-to-date, fast-forward, clean-merge or conflicts with each conflicting path, its kind (both-modified, deleted-by-them, …) and git's conflict types. A rebase is replayed commit by commit (up to 100) and the first conflicting commit is reported. Nothing is fetched; the merge itself still needs human approval.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -178,7 +178,7 @@ impl Tool for Preflight {
             current_oid: current_oid.to_string(),
             target_oid: target_oid.to_string(),
             merge_base_oid: base.as_ref().map(Oid::to_string),
-            status: "clean",
+            status: "clean-merge",
             conflicting_paths: Vec::new(),
             conflict_count: 0,
             conflicting_paths_truncated: false,
@@ -221,7 +221,7 @@ impl Tool for Preflight {
                             merge_tree(&git, &scratch, None, &current_oid, &target_oid, max)
                                 .await?;
                         fill(&mut data, &merged);
-                        data.guidance = if data.status == "clean" {
+                        data.guidance = if data.status == "clean-merge" {
                             "git merge would complete without conflicts. Propose it with operation.preview.merge.".into()
                         } else {
                             "git merge would stop with these conflicts. Resolve them after the merge starts (conflict.read shows them), or discuss the approach before proposing operation.preview.merge.".into()
@@ -293,7 +293,11 @@ fn fill(data: &mut PreflightData, merged: &Merged) {
         .collect();
     data.conflict_count = tree.stages.unmerged_total;
     data.conflicting_paths_truncated = tree.stages.unmerged_truncated();
-    data.status = if merged.clean { "clean" } else { "conflicts" };
+    data.status = if merged.clean {
+        "clean-merge"
+    } else {
+        "conflicts"
+    };
 }
 
 async fn rebase(

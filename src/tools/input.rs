@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use schemars::transform::{Transform, transform_subschemas};
 use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings, json_schema};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
@@ -35,11 +36,56 @@ fn schema(settings: SchemaSettings, of: fn(&mut SchemaGenerator) -> Schema) -> V
             s.meta_schema = None;
         })
         .into_generator();
-    let mut value = of(&mut generator).to_value();
+    let mut schema = of(&mut generator);
+    StandardFormats.transform(&mut schema);
+    let mut value = schema.to_value();
     if let Some(obj) = value.as_object_mut() {
         obj.remove("title");
     }
     value
+}
+
+/// The `format` values JSON Schema 2020-12 defines. schemars also writes its own (`uint64`,
+/// `int32`, `double`, …) that strict validators refuse and TypeScript clients warn about
+/// on every `tools/list`; the `minimum`/`maximum` it writes beside them carry the bounds.
+pub(crate) const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Drops every `format` that is not a standard one, in every subschema.
+#[derive(Clone, Copy)]
+struct StandardFormats;
+
+impl Transform for StandardFormats {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(obj) = schema.as_object_mut()
+            && obj
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+        {
+            obj.remove("format");
+        }
+        transform_subschemas(self, schema);
+    }
 }
 
 /// Parses tool arguments into `T`; an error names the offending field and says why.

@@ -16,6 +16,7 @@ pub mod input;
 pub mod repo;
 pub mod scope;
 pub mod semantic;
+pub mod semantic_data;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
@@ -264,6 +265,53 @@ mod tests {
                 tool.name
             );
             assert_eq!(tool.output_schema["type"], "object", "{}", tool.name);
+        }
+    }
+
+    /// Every `format` keyword in `schema`, wherever it sits.
+    fn formats(schema: &Value, out: &mut Vec<String>) {
+        match schema {
+            Value::Object(obj) => {
+                for (key, value) in obj {
+                    match (key.as_str(), value) {
+                        ("format", Value::String(f)) => out.push(f.clone()),
+                        _ => formats(value, out),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn schemas_use_only_standard_formats_and_keep_integer_bounds() {
+        for tool in ALL.iter() {
+            let mut found = Vec::new();
+            formats(&tool.input_schema, &mut found);
+            formats(&tool.output_schema, &mut found);
+            found.retain(|f| !input::STANDARD_FORMATS.contains(&f.as_str()));
+            assert!(found.is_empty(), "{}: {found:?}", tool.name);
+        }
+        let brief = ALL.iter().find(|t| t.name == "repo.brief").unwrap();
+        let ahead =
+            &brief.output_schema["properties"]["data"]["properties"]["head"]["properties"]["ahead"];
+        assert_eq!(ahead["minimum"], 0, "{ahead}");
+        let commits = &brief.input_schema["properties"]["recentCommits"];
+        assert_eq!(
+            (&commits["minimum"], &commits["maximum"]),
+            (&1.into(), &20.into())
+        );
+    }
+
+    #[test]
+    fn semantic_data_has_a_real_schema() {
+        for name in ["diff.semantic", "diff.semanticFallbacks"] {
+            let tool = ALL.iter().find(|t| t.name == name).unwrap();
+            let data = &tool.output_schema["properties"]["data"];
+            assert_eq!(data["type"], "object", "{name}: {data}");
+            assert_eq!(data["properties"]["supported"]["type"], "boolean", "{name}");
+            assert_eq!(data["required"][0], "supported", "{name}");
         }
     }
 }

@@ -8,7 +8,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
-use crate::model::{PathText, opt_name_text};
+use crate::model::{OrigPathText, PathText, opt_name_text};
 use crate::parse::for_each_ref::{self, ForEachRef, Rows, Track};
 use crate::parse::status_v2::{self, Kind};
 use crate::parse::{ParseError, Records, log, remote_v, stash};
@@ -88,9 +88,9 @@ pub struct StatusEntry {
     pub kind: &'static str,
     #[serde(flatten)]
     pub path: PathText,
-    /// The source path of a rename or copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub orig_path: Option<PathText>,
+    /// The source of a rename or copy.
+    #[serde(flatten)]
+    pub orig_path: Option<OrigPathText>,
     /// Similarity score of a rename or copy (0–100).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub similarity: Option<u8>,
@@ -121,7 +121,7 @@ impl From<status_v2::Entry> for StatusEntry {
             status: String::from_utf8_lossy(&e.xy).into_owned(),
             kind,
             path: PathText::from_bytes(&e.path),
-            orig_path: e.orig_path.as_deref().map(PathText::from_bytes),
+            orig_path: e.orig_path.as_deref().map(OrigPathText::from_bytes),
             similarity: e.score.as_deref().and_then(|s| s.get(1..)?.parse().ok()),
             submodule: e.submodule.map(|s| SubmoduleState {
                 commit_changed: s.commit_changed,

@@ -15,7 +15,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, RepoRelPath, repo};
-use crate::model::PathText;
+use crate::model::{OrigPathText, PathText};
 use crate::parse::log::{self, Log};
 use crate::parse::status_v2::{self, Kind};
 use crate::parse::{Records, codeowners};
@@ -85,8 +85,9 @@ pub struct ScopeEntry {
     pub status: String,
     #[serde(flatten)]
     pub path: PathText,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub orig_path: Option<PathText>,
+    /// The source of a rename or copy.
+    #[serde(flatten)]
+    pub orig_path: Option<OrigPathText>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -259,7 +260,7 @@ async fn changes(git: &Git<'_>, path: &RepoRelPath) -> Result<ScopeChanges, Tool
             .map(|e| ScopeEntry {
                 status: String::from_utf8_lossy(&e.xy).into_owned(),
                 path: PathText::from_bytes(&e.path),
-                orig_path: e.orig_path.as_deref().map(PathText::from_bytes),
+                orig_path: e.orig_path.as_deref().map(OrigPathText::from_bytes),
             })
             .collect(),
     })

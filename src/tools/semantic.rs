@@ -7,6 +7,7 @@
 //! gateway's answer is passed on only when it says `supported: true`, and every file it
 //! could not parse keeps its text-fallback record.
 
+use std::marker::PhantomData;
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::semantic_data::{FallbacksData, SemanticData, TextDiffArguments};
 use super::{Annotations, CallCtx, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
@@ -53,10 +55,10 @@ pub struct SemanticInput {
     pub path: Option<String>,
 }
 
-/// The result envelope; `source` says who computed `data`.
+/// The result envelope; `source` says who computed `data`, whose schema is `D`.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SemanticOutput {
+pub struct SemanticOutput<D: JsonSchema> {
     pub tool: &'static str,
     pub read_only: bool,
     /// `local-git` for the fallback, `fluxgit-gateway` when the engine answered.
@@ -66,7 +68,10 @@ pub struct SemanticOutput {
     /// fallback:"diff.text", reason, textDiffArguments}`. Engine: `{supported:true,
     /// engine, files:[{path, fallbackToText, hunks, reason?, textDiffArguments?}],
     /// changedFiles, filesTruncated}`.
+    #[schemars(with = "D")]
     pub data: Value,
+    #[serde(skip)]
+    shape: PhantomData<D>,
 }
 
 /// Checked arguments.
@@ -213,11 +218,17 @@ impl Request {
                 if !file.get("reason").is_some_and(Value::is_string) {
                     file.insert("reason".into(), json!(FILE_FALLBACK_REASON));
                 }
-                if !file.get("textDiffArguments").is_some_and(Value::is_object) {
+                let usable = file.get("textDiffArguments").is_some_and(|a| {
+                    serde_json::from_value::<TextDiffArguments>(a.clone()).is_ok()
+                });
+                if !usable {
                     file.insert("textDiffArguments".into(), self.text_args(Some(&path)));
                 }
             }
         }
+        // Passed on only in the shape the output schema promises; anything else is
+        // answered locally rather than breaking clients that validate results.
+        serde_json::from_value::<SemanticData>(data.clone()).ok()?;
         Some(data)
     }
 }
@@ -245,13 +256,18 @@ fn registered_id(run_dir: &Path, repo: &Path) -> Option<String> {
     None
 }
 
-fn envelope<T: Tool>(repo: &Repo, source: &'static str, data: Value) -> SemanticOutput {
+fn envelope<T: Tool, D: JsonSchema>(
+    repo: &Repo,
+    source: &'static str,
+    data: Value,
+) -> SemanticOutput<D> {
     SemanticOutput {
         tool: T::NAME,
         read_only: true,
         source,
         repo_path: repo.display(),
         data,
+        shape: PhantomData,
     }
 }
 
@@ -260,7 +276,7 @@ pub struct Semantic;
 
 impl Tool for Semantic {
     type Input = SemanticInput;
-    type Output = SemanticOutput;
+    type Output = SemanticOutput<SemanticData>;
 
     const NAME: &'static str = "diff.semantic";
     const TITLE: &'static str = "Semantic diff";
@@ -268,11 +284,11 @@ impl Tool for Semantic {
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
-    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<SemanticOutput, ToolError> {
+    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<Self::Output, ToolError> {
         let req = prepare(&ctx, input).await?;
         Ok(match req.gateway(&ctx).await {
-            Some(data) => envelope::<Self>(&req.repo, "fluxgit-gateway", data),
-            None => envelope::<Self>(&req.repo, "local-git", req.local()),
+            Some(data) => envelope::<Self, _>(&req.repo, "fluxgit-gateway", data),
+            None => envelope::<Self, _>(&req.repo, "local-git", req.local()),
         })
     }
 }
@@ -282,7 +298,7 @@ pub struct Fallbacks;
 
 impl Tool for Fallbacks {
     type Input = SemanticInput;
-    type Output = SemanticOutput;
+    type Output = SemanticOutput<FallbacksData>;
 
     const NAME: &'static str = "diff.semanticFallbacks";
     const TITLE: &'static str = "Semantic diff fallbacks";
@@ -290,7 +306,7 @@ impl Tool for Fallbacks {
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
-    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<SemanticOutput, ToolError> {
+    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<Self::Output, ToolError> {
         let req = prepare(&ctx, input).await?;
         if let Some(data) = req.gateway(&ctx).await {
             let files = data["files"].as_array().cloned().unwrap_or_default();
@@ -312,7 +328,7 @@ impl Tool for Fallbacks {
                 "analyzedFiles": files.len(),
                 "filesTruncated": data.get("filesTruncated").cloned().unwrap_or(json!(false)),
             });
-            return Ok(envelope::<Self>(&req.repo, "fluxgit-gateway", out));
+            return Ok(envelope::<Self, _>(&req.repo, "fluxgit-gateway", out));
         }
         let (paths, total) = req.changed(&ctx, MAX_FALLBACKS).await?;
         let fallbacks: Vec<Value> = paths
@@ -336,6 +352,6 @@ impl Tool for Fallbacks {
             "changedFiles": total,
             "fallbacksTruncated": total > paths.len() as u64,
         });
-        Ok(envelope::<Self>(&req.repo, "local-git", out))
+        Ok(envelope::<Self, _>(&req.repo, "local-git", out))
     }
 }

@@ -519,16 +519,20 @@ pub struct CreateProposalInput {
     pub include_instruction: Option<bool>,
 }
 
-/// The default `openspec/config.yaml`, written only when the project has none.
-const DEFAULT_CONFIG: &str = "schema: spec-driven\n\
-\n\
-# Project context and per-artifact rules for OpenSpec. This file belongs to the project:\n\
-# edit it freely; gitward never rewrites an existing config.\n\
-# context: |\n\
-#   Tech stack, conventions, domain notes.\n\
-rules:\n\
-  tasks:\n\
-    - While writing tasks.md, decide whether the project's guidelines (README, contributor or style documents) need a concrete update task; add one only when the change alters what they say, and never add a placeholder task to evaluate or confirm it.\n";
+/// The default `openspec/config.yaml`, written only when the project has none. One literal
+/// line per YAML line: a `\` continuation would strip the indentation that nests `tasks`
+/// under `rules`.
+const DEFAULT_CONFIG: &str = concat!(
+    "schema: spec-driven\n",
+    "\n",
+    "# Project context and per-artifact rules for OpenSpec. This file belongs to the project:\n",
+    "# edit it freely; gitward never rewrites an existing config.\n",
+    "# context: |\n",
+    "#   Tech stack, conventions, domain notes.\n",
+    "rules:\n",
+    "  tasks:\n",
+    "    - While writing tasks.md, decide whether the project's guidelines (README, contributor or style documents) need a concrete update task; add one only when the change alters what they say, and never add a placeholder task to evaluate or confirm it.\n",
+);
 
 impl Tool for CreateProposal {
     type Input = CreateProposalInput;
@@ -822,9 +826,12 @@ async fn artifacts(
         let (i, r) = joined.map_err(|e| SpecError::new("Error", "INTERNAL", e.to_string()))?;
         let extra = r.map_err(|e| metadata_hint(dir, name, e))?;
         if let (Some(obj), Some(extra)) = (merged[i].as_object_mut(), extra.as_object()) {
+            // `context` and `rules` are the project's own guidance from config.yaml.
             for key in [
                 "description",
                 "instruction",
+                "context",
+                "rules",
                 "template",
                 "resolvedOutputPath",
                 "existingOutputPaths",

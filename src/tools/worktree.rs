@@ -8,7 +8,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::{Git, Oid, RepoRelPath, repo};
-use crate::model::{PathText, opt_name_text};
+use crate::model::{OrigPathText, PathText, opt_name_text};
 use crate::parse::status_v2::{self, Kind};
 use crate::parse::{ParseError, RecordParser, Records, worktree};
 use crate::process::Flow;
@@ -62,8 +62,8 @@ pub struct ChangeEntry {
     #[serde(flatten)]
     pub path: PathText,
     /// The source of a rename or copy.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub orig_path: Option<PathText>,
+    #[serde(flatten)]
+    pub orig_path: Option<OrigPathText>,
     /// Index status letter (`.` unchanged, `M`, `A`, `D`, `R`, `C`, `T`, `U`; `?` untracked).
     pub index: String,
     /// Working-tree status letter (`.` unchanged, `M`, `D`, `T`, `A`, `U`; `?` untracked).
@@ -132,7 +132,7 @@ impl Sorter {
         if list.entries.len() < max {
             list.entries.push(ChangeEntry {
                 path: PathText::from_bytes(&entry.path),
-                orig_path: entry.orig_path.as_deref().map(PathText::from_bytes),
+                orig_path: entry.orig_path.as_deref().map(OrigPathText::from_bytes),
                 index: char::from(entry.xy[0]).to_string(),
                 worktree: char::from(entry.xy[1]).to_string(),
                 kind,

@@ -2,6 +2,7 @@
 
 pub mod framing;
 mod guard;
+pub mod instructions;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod server;

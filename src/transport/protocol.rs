@@ -81,8 +81,6 @@ pub fn capabilities() -> Value {
     json!({ "tools": { "listChanged": false } })
 }
 
-pub const INSTRUCTIONS: &str = "gitward gives structured, bounded Git context. Start with repo.brief for a repository; every path argument is absolute (repoPath) or repository-relative. Tools that change a repository only propose: a human approves each proposal, and operation.status reports the real outcome.";
-
 /// A tool as `tools/list` shows it in `version`.
 pub fn tool_descriptor(tool: &ToolDef, version: Version) -> Value {
     let mut obj = Map::new();
@@ -102,10 +100,17 @@ pub fn tool_descriptor(tool: &ToolDef, version: Version) -> Value {
 }
 
 /// A `tools/call` result in `version`.
+///
+/// A failed call carries its payload `{tool, readOnly, error}` as the compact JSON text
+/// only. `structuredContent` must match the tool's `outputSchema`, and the TypeScript SDK
+/// (and every client built on it) validates it even when `isError` is set, so an error
+/// object there would replace our message with a validation failure. Widening every
+/// output schema to admit the error shape instead would make each one a union that hosts
+/// turn into types and prompts. Clients read error text from `content` anyway.
 pub fn call_result(text: String, structured: Value, is_error: bool, version: Version) -> Value {
     let mut obj = Map::new();
     obj.insert("content".into(), json!([{ "type": "text", "text": text }]));
-    if version.has_structured_output() {
+    if version.has_structured_output() && !is_error {
         obj.insert("structuredContent".into(), structured);
     }
     obj.insert("isError".into(), is_error.into());

@@ -16,6 +16,7 @@ use tokio::task::JoinSet;
 
 use super::framing::{Frame, FrameReader};
 use super::guard;
+use super::instructions::instructions;
 use super::jsonrpc::{self, Id, Incoming};
 use super::protocol::{self, Version, meta};
 use crate::config::Config;
@@ -349,7 +350,7 @@ impl Server {
             "server/discover" => json!({
                 "supportedVersions": Version::supported(),
                 "capabilities": protocol::capabilities(),
-                "instructions": protocol::INSTRUCTIONS,
+                "instructions": instructions(&self.config),
                 "ttlMs": protocol::TTL_MS,
                 "cacheScope": "public",
             }),
@@ -396,7 +397,7 @@ impl Server {
                 "protocolVersion": version.as_str(),
                 "capabilities": protocol::capabilities(),
                 "serverInfo": protocol::server_info(),
-                "instructions": protocol::INSTRUCTIONS,
+                "instructions": instructions(&self.config),
             }),
         )
     }

@@ -6,7 +6,8 @@ protocol version the SDK adopts without probing ("2026-07-28").
 
 Connects over stdio, lists the tools, calls every listed tool with valid arguments for
 REPO_PATH, and lets the SDK validate each result against its own protocol types and the
-tool's outputSchema. Prints one JSON summary line on success; exits non-zero otherwise.
+tool's outputSchema, then checks that bad input comes back as an isError result whose text
+carries the message. Prints one JSON summary line on success; exits non-zero otherwise.
 """
 
 import json
@@ -90,6 +91,13 @@ async def run(binary: str, repo: str, mode: str) -> dict:
             # A proposal tool may end in a gateway error here (no gateway runs); that
             # error must still be a well-formed tool result.
             summary["calls"][tool.name] = "error" if result.is_error else "ok"
+        # Bad input is a tool result the SDK hands back with our message in its text.
+        failed = await client.call_tool("repo.status", {"repoPath": "relative"})
+        assert failed.is_error, failed
+        assert failed.structured_content is None, failed
+        payload = json.loads(failed.content[0].text)
+        assert "must be an absolute path" in payload["error"]["message"], payload
+        summary["badInput"] = payload["error"]["code"]
         # An unknown tool is a protocol error the SDK surfaces as an exception.
         try:
             await client.call_tool("no.such.tool", {})

@@ -95,7 +95,10 @@ fn a_panicking_call_is_answered_and_recorded() {
     };
     let panicked = &by_id(1)["result"];
     assert_eq!(panicked["isError"], true, "{panicked}");
-    assert_eq!(panicked["structuredContent"]["error"]["code"], -32603);
+    // Error payloads travel as the text block only (no structuredContent).
+    let payload: Value = serde_json::from_str(panicked["content"][0]["text"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("error text is not JSON: {e}: {panicked}"));
+    assert_eq!(payload["error"]["code"], -32603, "{payload}");
     assert_eq!(by_id(2)["result"]["isError"], false, "the server goes on");
     let recorded = tool_calls(&log);
     let entry = recorded

@@ -182,8 +182,8 @@ fn merge_conflict_in_progress() {
     assert!(!merge.status.success());
     let out = brief(&fx, &repo);
     let d = &out["data"];
-    assert_eq!(d["operationInProgress"]["kind"], "merge");
-    assert_eq!(d["operationInProgress"]["incoming"], json!(topic));
+    assert_eq!(d["operationInProgress"], "merge");
+    assert_eq!(d["operationDetails"]["incoming"], json!(topic));
     assert_eq!(d["workingTree"]["conflicted"], 1);
     assert_eq!(
         d["workingTree"]["topPaths"][0],
@@ -217,10 +217,10 @@ fn rebase_in_progress_reports_the_branch_and_step() {
         assert!(repo.join(".git").join(kind_dir).is_dir());
         let out = brief(&fx, &repo);
         let d = &out["data"];
-        assert_eq!(d["operationInProgress"]["kind"], "rebase", "{kind_dir}");
-        assert_eq!(d["operationInProgress"]["branch"], "topic");
-        assert_eq!(d["operationInProgress"]["step"], 2, "{kind_dir}");
-        assert_eq!(d["operationInProgress"]["total"], 3, "{kind_dir}");
+        assert_eq!(d["operationInProgress"], "rebase", "{kind_dir}");
+        assert_eq!(d["operationDetails"]["branch"], "topic");
+        assert_eq!(d["operationDetails"]["step"], 2, "{kind_dir}");
+        assert_eq!(d["operationDetails"]["total"], 3, "{kind_dir}");
         assert_eq!(d["head"]["branch"], "topic");
         assert_eq!(d["head"]["rebasing"], true);
         assert_eq!(d["head"]["detached"], true);
@@ -243,11 +243,8 @@ fn cherry_pick_sequencer_and_bisect() {
     let pick = fx.git_output(&repo, &["cherry-pick", &picked, &extra]);
     assert!(!pick.status.success());
     let out = brief(&fx, &repo);
-    assert_eq!(out["data"]["operationInProgress"]["kind"], "cherry-pick");
-    assert_eq!(
-        out["data"]["operationInProgress"]["incoming"],
-        json!(picked)
-    );
+    assert_eq!(out["data"]["operationInProgress"], "cherry-pick");
+    assert_eq!(out["data"]["operationDetails"]["incoming"], json!(picked));
 
     // Resolving and committing by hand leaves only the sequencer behind.
     fx.write(&repo, "f.txt", "resolved\n");
@@ -256,20 +253,20 @@ fn cherry_pick_sequencer_and_bisect() {
     assert!(!repo.join(".git/CHERRY_PICK_HEAD").exists());
     assert!(repo.join(".git/sequencer").is_dir());
     let out = brief(&fx, &repo);
-    assert_eq!(out["data"]["operationInProgress"]["kind"], "cherry-pick");
-    assert_eq!(out["data"]["operationInProgress"]["sequencerOnly"], true);
+    assert_eq!(out["data"]["operationInProgress"], "cherry-pick");
+    assert_eq!(out["data"]["operationDetails"]["sequencerOnly"], true);
     fx.git(&repo, &["cherry-pick", "--quit"]);
 
     // Reverting "main change" conflicts with the resolved f.txt on top of it.
     let revert = fx.git_output(&repo, &["revert", "--no-edit", "HEAD~1"]);
     assert!(!revert.status.success(), "the revert conflicts");
     let out = brief(&fx, &repo);
-    assert_eq!(out["data"]["operationInProgress"]["kind"], "revert");
+    assert_eq!(out["data"]["operationInProgress"], "revert");
     fx.git(&repo, &["revert", "--abort"]);
 
     fx.git(&repo, &["bisect", "start", "HEAD", "HEAD~2"]);
     let out = brief(&fx, &repo);
-    assert_eq!(out["data"]["operationInProgress"]["kind"], "bisect");
+    assert_eq!(out["data"]["operationInProgress"], "bisect");
 }
 
 #[test]

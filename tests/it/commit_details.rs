@@ -96,8 +96,34 @@ fn renames_binaries_and_odd_names() {
         .iter()
         .find(|f| f["status"] == "R")
         .unwrap();
-    assert_eq!(renamed["origPath"]["path"], "old name.txt");
+    assert_eq!(renamed["origPath"], "old name.txt");
     assert_eq!(renamed["similarity"], 100);
+}
+
+#[test]
+fn a_rename_source_has_the_same_form_as_its_path() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let old = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(repo.join(old), "one\ntwo\nthree\n").unwrap();
+    fx.git(&repo, &["add", "-A"]);
+    fx.git(&repo, &["commit", "-q", "-m", "first"]);
+    std::fs::rename(repo.join(old), repo.join("cafe.txt")).unwrap();
+    fx.git(&repo, &["add", "-A"]);
+    fx.git(&repo, &["commit", "-q", "-m", "rename"]);
+
+    let result = fx.call(
+        "commit.details",
+        json!({ "repoPath": repo, "commit": "HEAD" }),
+    );
+    let renamed = &result["data"]["files"][0];
+    assert_eq!(renamed["status"], "R", "{result}");
+    assert_eq!(renamed["path"], "cafe.txt");
+    assert_eq!(renamed["origPath"], "caf\u{fffd}.txt");
+    assert_eq!(renamed["origPathBytesB64"], "Y2Fm6S50eHQ=");
+    assert_eq!(renamed["origPathEncoding"], "non-utf8");
+    assert!(renamed.get("pathBytesB64").is_none(), "{renamed}");
 }
 
 #[test]

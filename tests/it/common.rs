@@ -344,13 +344,23 @@ impl Server {
         }
     }
 
-    /// Calls a tool and returns `structuredContent`, checking it matches the text block.
+    /// Calls a tool and returns `structuredContent`, checking it matches the text block;
+    /// for a failed call, the error payload its text block carries.
     pub fn call(&mut self, tool: &str, args: Value) -> Value {
         let reply = self.request("tools/call", json!({ "name": tool, "arguments": args }));
         let result = &reply["result"];
         assert!(result.is_object(), "tools/call failed: {reply}");
-        let structured = result["structuredContent"].clone();
         let text = result["content"][0]["text"].as_str().expect("text content");
+        if result["isError"] == json!(true) {
+            assert!(
+                result.get("structuredContent").is_none(),
+                "an error result has no structuredContent: {reply}"
+            );
+            let payload: Value = serde_json::from_str(text).expect("error text is JSON");
+            assert!(payload.get("error").is_some(), "{reply}");
+            return payload;
+        }
+        let structured = result["structuredContent"].clone();
         if tool_returns_json(tool) {
             assert_eq!(
                 serde_json::from_str::<Value>(text).unwrap(),

@@ -158,7 +158,7 @@ fn every_outcome_matches_plain_git() {
         );
         r["data"]["status"].as_str().unwrap().to_owned()
     };
-    assert_eq!(status("main", "side", "merge"), "clean");
+    assert_eq!(status("main", "side", "merge"), "clean-merge");
     assert!(real_merge_conflicts(&fx, &repo, "main", "side").is_empty());
     assert_eq!(status("behind", "main", "merge"), "fast-forward");
     assert_eq!(status("main", "behind", "merge"), "already-up-to-date");
@@ -166,7 +166,7 @@ fn every_outcome_matches_plain_git() {
     assert_eq!(status("main", "orphan", "merge"), "unrelated-histories");
     assert_eq!(status("behind", "main", "rebase"), "fast-forward");
     assert_eq!(status("main", "behind", "rebase"), "already-up-to-date");
-    assert_eq!(status("side", "main", "rebase"), "clean");
+    assert_eq!(status("side", "main", "rebase"), "clean-merge");
     let refused = fx.git_output(&repo, &["merge", "--no-edit", "orphan"]);
     assert!(!refused.status.success(), "git refuses unrelated histories");
 }
@@ -737,7 +737,7 @@ fn rebase_after_merging_the_target_replays_the_branch_like_git() {
 
     let tidy = predict("tidy");
     assert_eq!(real_rebase_stop(&fx, &repo, "tidy", "main"), None);
-    assert_eq!(tidy["status"], "clean", "{tidy:#}");
+    assert_eq!(tidy["status"], "clean-merge", "{tidy:#}");
     assert_eq!(tidy["rebase"]["commitsTotal"], 1);
 
     // A linear branch that already holds main is up to date, for git and for us.

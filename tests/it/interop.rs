@@ -25,7 +25,7 @@ fn venv_python() -> Option<PathBuf> {
 
 /// A repository every tool has something to say about: history on two branches, a tag,
 /// a staged, a modified and an untracked file.
-fn fixture_repo(fx: &Fixture) -> PathBuf {
+pub(crate) fn fixture_repo(fx: &Fixture) -> PathBuf {
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "one\n", "first");
     fx.commit(&repo, "src/lib.rs", "pub fn f() {}\n", "second");
@@ -87,6 +87,7 @@ fn official_python_sdk_lists_and_calls_every_tool() {
         let calls = summary["calls"].as_object().unwrap();
         assert_eq!(calls.len(), served.len(), "every tool called: {summary}");
         assert_eq!(summary["unknownTool"], -32602);
+        assert_eq!(summary["badInput"], -32602, "{mode}: {summary}");
         if mode == "auto" {
             assert_eq!(summary["serverName"], "gitward");
             assert!(

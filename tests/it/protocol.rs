@@ -119,6 +119,7 @@ fn git_script(fx: &Fixture, name: &str, log: &Path, fake_version: Option<&str>) 
 fn every_legacy_version_is_negotiated_and_shapes_results() {
     let fx = Fixture::new();
     let repo = committed_repo(&fx);
+    let root = repo.display().to_string();
     for version in LEGACY {
         let mut server = fx.server(&[], &[]);
         let init = handshake(&mut server, version);
@@ -161,6 +162,29 @@ fn every_legacy_version_is_negotiated_and_shapes_results() {
         if structured {
             assert_eq!(call["structuredContent"], text);
         }
+        // An error is told in the text block only, which every client shows.
+        let mut guarded = fx.server(&["--allowed-root", &root], &[]);
+        handshake(&mut guarded, version);
+        let failed = guarded.request_raw(
+            "tools/call",
+            json!({ "name": "repo.status", "arguments": { "repoPath": fx.home() } }),
+        )["result"]
+            .clone();
+        assert_eq!(failed["isError"], true, "{version}");
+        assert!(
+            failed.get("structuredContent").is_none(),
+            "{version}: {failed}"
+        );
+        let payload: Value =
+            serde_json::from_str(failed["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(payload["tool"], "repo.status");
+        assert!(
+            payload["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("outside the allowed roots"),
+            "{payload}"
+        );
         // Legacy hosts send ping; it is answered with an empty result.
         assert_eq!(server.request_raw("ping", json!({}))["result"], json!({}));
     }
@@ -232,7 +256,10 @@ fn modern_results_carry_the_envelope() {
     )["result"]
         .clone();
     assert_eq!(failed["isError"], true);
-    assert_eq!(failed["structuredContent"]["error"]["code"], -32602);
+    let payload: Value =
+        serde_json::from_str(failed["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(payload["error"]["code"], -32602);
+    assert!(failed.get("structuredContent").is_none(), "{failed}");
     for result in [&discover, &list, &call, &failed] {
         assert_eq!(result["resultType"], "complete", "{result}");
         assert_eq!(result["_meta"][SERVER_INFO]["name"], "gitward");

@@ -90,11 +90,8 @@ fn symlinked_operation_files_are_never_returned() {
 
     let result = fx.call("repo.brief", json!({ "repoPath": repo }));
     assert!(result.get("error").is_none(), "{result}");
-    assert_eq!(
-        result["data"]["operationInProgress"]["kind"], "rebase",
-        "{result}"
-    );
-    assert_eq!(result["data"]["operationInProgress"]["step"], 1, "{result}");
+    assert_eq!(result["data"]["operationInProgress"], "rebase", "{result}");
+    assert_eq!(result["data"]["operationDetails"]["step"], 1, "{result}");
     assert!(
         !result.to_string().contains("leaked-secret"),
         "a file outside the repository was returned: {result}"

@@ -217,6 +217,12 @@ fn every_gateway_failure_falls_back_locally() {
     local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
     let (addr, _r3) = gateway(200, r#"{"data":{"supported":"yes","files":[]}}"#);
     local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
+    // An answer that does not match the advertised output schema.
+    let (addr, _r8) = gateway(
+        200,
+        r#"{"data":{"supported":true,"files":[{"path":"a","fallbackToText":false,"hunks":[{"lines":[{"type":"added","newLine":"two"}]}]}],"changedFiles":1}}"#,
+    );
+    local(&[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)]);
     // A redirect is not followed, even to a peer that would answer; and an answer over
     // 1 MiB is not read.
     let (target, _r5) = gateway(200, ENGINE);

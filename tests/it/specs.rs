@@ -22,6 +22,27 @@ fn openspec_cli() -> PathBuf {
     cli
 }
 
+/// A YAML file as JSON, read by the YAML parser the pinned OpenSpec CLI itself uses.
+fn parse_yaml(path: &Path) -> Value {
+    let script = "const { createRequire } = require('module');\
+        const req = createRequire(process.cwd() + '/node_modules/@fission-ai/openspec/package.json');\
+        const text = require('fs').readFileSync(process.argv[1], 'utf8');\
+        process.stdout.write(JSON.stringify(req('yaml').parse(text)));";
+    let out = std::process::Command::new("node")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-e", script])
+        .arg(path)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{} is not valid YAML: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A workspace of folders plus a data directory, all under one fixture root.
 pub(crate) struct Ws {
     pub(crate) fx: Fixture,
@@ -166,17 +187,21 @@ fn short_ids(s: &str) -> String {
     out
 }
 
-/// One spec tool call: the state, the text block, and `isError`.
+/// One spec tool call: the state (for a failed call, the error payload of its text
+/// block), the text block, and `isError`.
 fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
     let reply = server.request("tools/call", json!({ "name": tool, "arguments": args }));
     let result = &reply["result"];
     assert!(result.is_object(), "tools/call failed: {reply}");
     let text = result["content"][0]["text"].as_str().unwrap().to_owned();
-    (
-        result["structuredContent"].clone(),
-        text,
-        result["isError"] == json!(true),
-    )
+    let is_error = result["isError"] == json!(true);
+    let state = if is_error {
+        assert!(result.get("structuredContent").is_none(), "{reply}");
+        serde_json::from_str(&text).unwrap()
+    } else {
+        result["structuredContent"].clone()
+    };
+    (state, text, is_error)
 }
 
 /// The state of a successful call, checked against its text block.
@@ -360,7 +385,18 @@ fn linked_lifecycle_in_a_single_folder() {
         "{meta}"
     );
     assert!(!meta.contains("createdAt: \""), "plain scalar");
-    assert!(read(&wt.join("openspec/config.yaml")).contains("guidelines"));
+    let config = parse_yaml(&wt.join("openspec/config.yaml"));
+    assert_eq!(config["schema"], "spec-driven", "{config}");
+    let rule = config["rules"]["tasks"][0].as_str().unwrap_or_default();
+    assert!(rule.contains("guidelines"), "{config}");
+    // OpenSpec itself reads the rule into the tasks guidance.
+    let tasks = created["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "tasks")
+        .unwrap();
+    assert_eq!(tasks["rules"], json!([rule]), "{tasks}");
     assert!(!repo.join("openspec").exists(), "nothing in main");
 
     write_artifacts(&ws.fx, &wt, "add-greeting", "greeting");
@@ -587,7 +623,7 @@ fn main_mode_in_a_multi_root_workspace() {
         .iter()
         .map(|o| o["step"].as_str().unwrap())
         .collect();
-    assert_eq!(steps, ["stage", "commit"]);
+    assert_eq!(steps, ["commit"]);
     assert_eq!(ws.fx.git(&web, &["status", "--porcelain"]), " M README.md");
     let committed = ws
         .fx
@@ -1140,7 +1176,6 @@ fn non_fast_forward_with_clean_trees_rebases() {
     assert_eq!(
         steps(&done),
         [
-            "stage",
             "commit",
             "merge-to-main",
             "rebase-onto-main",
@@ -1185,6 +1220,55 @@ fn dirty_workspace_at_finalization() {
     );
     assert_eq!(resumed["status"], "done", "{resumed:#}");
     assert_eq!(resumed["mode"], "resume");
+}
+
+#[test]
+fn cleanup_failure_after_the_merge() {
+    let mut ws = Ws::new();
+    let repo = ws.repo("api");
+    let mut server = ws.server();
+    state(
+        &mut server,
+        "create-proposal",
+        json!({ "changeName": "one" }),
+    );
+    let wt = repo.join(".worktrees/one");
+    write_artifacts(&ws.fx, &wt, "one", "greeting");
+    tick_all(&wt, "one");
+    // Not part of the archive: git refuses to remove a worktree holding it.
+    ws.fx.write(&wt, "notes.txt", "mine\n");
+    let failed = state(
+        &mut server,
+        "archive-change",
+        serde_json::from_str(CONFIRM).unwrap(),
+    );
+    let fin = &failed["finalization"];
+    assert_eq!(fin["failedStep"], "worktree-remove", "{failed:#}");
+    assert_eq!(
+        steps(&failed),
+        ["commit", "merge-to-main", "worktree-remove"]
+    );
+    assert_eq!(
+        fin["recovery"]["remainingSteps"],
+        json!(["complete-worktree-and-branch-cleanup"])
+    );
+    assert_eq!(
+        fin["recovery"]["completedSteps"],
+        json!([
+            "openspec-archive",
+            "spec-sync",
+            "archive-metadata",
+            "commit",
+            "merge-to-main"
+        ])
+    );
+    assert_eq!(fin["error"]["details"]["workspace"], json!(["notes.txt"]));
+    assert_eq!(
+        ws.fx.git(&repo, &["log", "-1", "--format=%s"]),
+        "feat(greeting): greet",
+        "merged"
+    );
+    assert!(wt.join("notes.txt").exists(), "the file is kept");
 }
 
 #[test]

@@ -66,7 +66,7 @@ fn changes_sorted_like_git_status() {
         .iter()
         .find(|e| e["kind"] == "renamed")
         .unwrap();
-    assert_eq!(renamed["origPath"]["path"], "old name.txt");
+    assert_eq!(renamed["origPath"], "old name.txt");
 
     let filtered = fx.call(
         "worktree.changes",

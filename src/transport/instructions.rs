@@ -1,0 +1,65 @@
+//! The server `instructions`, written from the tools this configuration serves.
+//!
+//! Built from [`tools::visible`], the same list `tools/list` shows, so the text can never
+//! send a model to a tool that toolsets, `--read-only` or a missing workspace left out.
+
+use crate::config::{Config, Toolset};
+use crate::tools::{self, ToolDef};
+
+/// The tool a model should call first for a repository, when it is served.
+const FIRST_CALL: &str = "repo.brief";
+
+pub fn instructions(config: &Config) -> String {
+    let served: Vec<&ToolDef> = tools::visible(config).collect();
+    let git: Vec<&str> = served
+        .iter()
+        .filter(|t| t.toolset == Toolset::Git)
+        .map(|t| t.name)
+        .collect();
+    let specs: Vec<&str> = served
+        .iter()
+        .filter(|t| t.toolset == Toolset::Specs)
+        .map(|t| t.name)
+        .collect();
+    let writing: Vec<&str> = served
+        .iter()
+        .filter(|t| !t.annotations.read_only)
+        .map(|t| t.name)
+        .collect();
+
+    let mut parts = Vec::new();
+    if served.is_empty() {
+        parts.push("gitward serves no tools with this configuration.".to_owned());
+        return parts.join(" ");
+    }
+    if !git.is_empty() {
+        parts.push(
+            "gitward gives structured, bounded context from local Git repositories; its Git tools only read."
+                .to_owned(),
+        );
+        if git.contains(&FIRST_CALL) {
+            parts.push(format!(
+                "Start with {FIRST_CALL} for a repository: it names the next tool to call."
+            ));
+        }
+        parts.push(
+            "repoPath is an absolute path; other path arguments are relative to the repository."
+                .to_owned(),
+        );
+    }
+    if !specs.is_empty() {
+        parts.push(format!(
+            "The OpenSpec change workflow runs through {}; each answer begins with the instruction for its step.",
+            specs.join(", ")
+        ));
+    }
+    parts.push(if writing.is_empty() {
+        "Every tool served here is read-only.".to_owned()
+    } else {
+        format!(
+            "{} may write files; every other tool only reads.",
+            writing.join(", ")
+        )
+    });
+    parts.join(" ")
+}
