@@ -1,7 +1,8 @@
 //! The FluxGit gateway: where it is ([`addr`]), the read-only bridge calls that
-//! enrich hybrid tools when it answers ([`http`]), and the write handshake's wire types
-//! shared by both sides ([`api`]).
+//! enrich hybrid tools when it answers ([`http`]), the write handshake's wire types
+//! shared by both sides ([`api`]) and the gateway's own core ([`server`]).
 
 pub mod addr;
 pub mod api;
 pub mod http;
+pub mod server;
