@@ -4,8 +4,9 @@
 //! The file holds every decision a person made, so another user must not be able to read
 //! it or swap it: a symlinked or foreign-owned directory, and a database (or its `-wal`,
 //! `-shm` or `-journal` companion) that is a symlink, a FIFO or someone else's file, are
-//! refused. Our own directory or file with looser permissions is tightened, not refused,
-//! since that is what a user who created it by hand most likely meant.
+//! refused. A directory the store creates is `0700`; an existing one open to other users
+//! is refused rather than silently changed (it may be a directory the user shares on
+//! purpose). Our own database file with looser permissions is tightened: it is ours.
 
 use std::fs::{self, DirBuilder, OpenOptions, Permissions};
 use std::io::ErrorKind;
@@ -82,7 +83,10 @@ fn private_dir(dir: &Path) -> Result<(), StoreError> {
         return Err(unsafe_path(dir, "the directory belongs to another user"));
     }
     if meta.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, Permissions::from_mode(0o700))?;
+        return Err(unsafe_path(
+            dir,
+            "the directory is open to other users (make it 0700 or choose another location)",
+        ));
     }
     Ok(())
 }

@@ -16,7 +16,8 @@ use crate::gateway::server::lifecycle;
 /// Proposal fields left out of the arguments hash: they differ between two sends of the
 /// same intent (a fresh id hint, the send time, the key itself) or only explain it (a
 /// retry that rephrases its reason is still the same operation; the card keeps the
-/// first reason).
+/// first reason). `agentId` stays in: another agent reusing a key never reaches (or
+/// learns the state of) someone else's proposal.
 const NOT_ARGUMENTS: [&str; 4] = ["previewId", "requestedAt", "idempotencyKey", "reason"];
 
 /// `sha256:…` of the proposal's arguments in canonical JSON.

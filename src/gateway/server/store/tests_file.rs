@@ -97,7 +97,7 @@ fn a_newer_schema_is_refused_and_the_file_left_alone() {
 fn another_programs_database_is_not_adopted() {
     let dir = tempfile::tempdir().unwrap();
     let path = db(&dir);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    private_dir(path.parent().unwrap());
     let raw = rusqlite::Connection::open(&path).unwrap();
     raw.execute_batch("CREATE TABLE notes (x TEXT)").unwrap();
     drop(raw);
@@ -123,6 +123,11 @@ fn reopening_a_current_store_keeps_its_schema() {
     assert_eq!((version, mode.as_str()), (1, "wal"));
 }
 
+fn private_dir(path: &Path) {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().mode(0o700).create(path).unwrap();
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).unwrap().mode() & 0o777
 }
@@ -143,15 +148,22 @@ fn the_store_is_private_to_its_user() {
         "SQLite gives the WAL the database's mode"
     );
     drop(store);
-    // Our own loosened directory and file are tightened again.
-    std::fs::set_permissions(
-        path.parent().unwrap(),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
+    // Our own loosened file is tightened again; a directory open to others is refused,
+    // not changed behind the user's back.
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
     Store::open(&path, settings()).unwrap();
-    assert_eq!((mode(path.parent().unwrap()), mode(&path)), (0o700, 0o600));
+    assert_eq!(mode(&path), 0o600);
+    std::fs::set_permissions(
+        path.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    match Store::open(&path, settings()) {
+        Err(StoreError::Unsafe { reason, .. }) => assert!(reason.contains("open to other users")),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a group-readable directory was accepted"),
+    }
+    assert_eq!(mode(path.parent().unwrap()), 0o750);
 }
 
 #[test]
@@ -164,7 +176,7 @@ fn symlinks_fifos_and_foreign_directories_are_refused() {
     };
     // A symlinked database file.
     let real = dir.path().join("real");
-    std::fs::create_dir(&real).unwrap();
+    private_dir(&real);
     let target = dir.path().join("elsewhere.db");
     std::fs::write(&target, b"").unwrap();
     std::os::unix::fs::symlink(&target, real.join("gateway.db")).unwrap();
@@ -180,7 +192,7 @@ fn symlinks_fifos_and_foreign_directories_are_refused() {
     );
     // A FIFO where the database or its WAL should be.
     let fifo_dir = dir.path().join("fifo");
-    std::fs::create_dir(&fifo_dir).unwrap();
+    private_dir(&fifo_dir);
     rustix::fs::mkfifoat(
         rustix::fs::CWD,
         fifo_dir.join("gateway.db"),
@@ -201,7 +213,7 @@ fn symlinks_fifos_and_foreign_directories_are_refused() {
     // A directory of another user: as root, hand one to nobody; otherwise `/` is foreign.
     let foreign = if rustix::process::getuid().is_root() {
         let d = dir.path().join("nobody");
-        std::fs::create_dir(&d).unwrap();
+        private_dir(&d);
         rustix::fs::chown(&d, Some(rustix::fs::Uid::from_raw(65534)), None).unwrap();
         d
     } else {
