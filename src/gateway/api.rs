@@ -8,8 +8,12 @@
 //! eight lifecycle states of the contract exist; an unknown state is refused on read rather
 //! than passed on, so neither side can invent one.
 
+mod check;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+pub use check::{FieldError, MAX_IDEMPOTENCY_KEY, MAX_REASON_BYTES, is_sanitized_agent_id};
 
 /// The path of a proposal for `operation_type`.
 pub fn preview_path(operation_type: &str) -> String {

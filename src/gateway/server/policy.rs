@@ -24,7 +24,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::gateway::api::OPERATION_TYPES;
+use crate::gateway::api::{OPERATION_TYPES, is_sanitized_agent_id};
 pub use glob::RefGlob;
 
 /// The only format version this build reads.
@@ -368,14 +368,6 @@ fn prefixes(list: Option<Vec<String>>, at: &str) -> Result<Option<Vec<PathBuf>>,
         out.push(std::fs::canonicalize(&path).unwrap_or_else(|_| path.components().collect()));
     }
     Ok(Some(out))
-}
-
-/// The sanitized form of a client name: 1–64 of `[a-z0-9._-]`.
-fn is_sanitized_agent_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
 }
 
 fn read_file(path: &Path) -> Result<String, PolicyError> {
