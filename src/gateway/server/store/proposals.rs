@@ -33,6 +33,16 @@ pub fn args_hash(proposal: &Proposal) -> Result<String, StoreError> {
     )))
 }
 
+/// The latest deadline a record can show (`9999-12-30T22:00:00Z`, the last millisecond
+/// jiff accepts): a longer expiry or extension is clamped to it rather than stored as a
+/// time no reader can render.
+const LATEST: i64 = 253_402_207_200_000;
+
+/// `span` in milliseconds, at most [`LATEST`] (so adding it to a stored time cannot overflow).
+fn span_millis(span: std::time::Duration) -> i64 {
+    i64::try_from(span.as_millis()).map_or(LATEST, |ms| ms.min(LATEST))
+}
+
 /// What a transition writes besides the new state.
 #[derive(Default)]
 struct Change<'a> {
@@ -69,7 +79,7 @@ impl Store {
         let hash = args_hash(proposal)?;
         let args = rows::to_json(proposal)?;
         let now_ms = millis(now);
-        let expiry = i64::try_from(self.settings.expiry.as_millis()).unwrap_or(i64::MAX);
+        let expiry = span_millis(self.settings.expiry);
         let limit = self.settings.max_pending_per_agent;
         let tx = self
             .conn
@@ -123,7 +133,7 @@ impl Store {
                 args,
                 hash,
                 now_ms,
-                now_ms.saturating_add(expiry),
+                now_ms.saturating_add(expiry).min(LATEST),
             ],
         )?;
         log_transition(&tx, preview_id, None, Status::Pending, now, None, None)?;
@@ -404,7 +414,7 @@ impl Store {
         by: std::time::Duration,
         now: Timestamp,
     ) -> Result<StatusRecord, StoreError> {
-        let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        let by = span_millis(by);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -421,9 +431,9 @@ impl Store {
             });
         }
         tx.execute(
-            "UPDATE proposals SET expires_at = expires_at + ?2, updated_at = ?3
+            "UPDATE proposals SET expires_at = min(expires_at + ?2, ?4), updated_at = ?3
              WHERE preview_id = ?1 AND status = 'pending'",
-            params![id, by, millis(now)],
+            params![id, by, millis(now), LATEST],
         )?;
         let record = read_record(&tx, id)?;
         tx.commit()?;

@@ -393,6 +393,21 @@ fn extending_moves_the_deadline_while_pending_only() {
 }
 
 #[test]
+fn an_unbounded_expiry_or_extension_is_clamped_to_a_readable_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let forever = Settings {
+        expiry: Duration::MAX,
+        ..settings()
+    };
+    let mut store = Store::open(&db(&dir), forever).unwrap();
+    new_pending(&mut store, 1, "a");
+    let r = store.get(&pid(1), at(1)).unwrap();
+    assert_eq!(r.expires_at, "9999-12-30T22:00:00.000Z");
+    let r = store.extend(&pid(1), Duration::MAX, at(2)).unwrap();
+    assert_eq!(r.expires_at, "9999-12-30T22:00:00.000Z");
+}
+
+#[test]
 fn completion_and_failure_results_must_match_the_state() {
     let (_dir, mut store) = fresh();
     new_pending(&mut store, 1, "a");
