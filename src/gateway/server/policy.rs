@@ -264,6 +264,11 @@ impl Policy {
 impl Rule {
     /// The first refusal: `(kind, field path inside the rule, refused value)`.
     fn check(&self, request: &Request<'_>) -> Option<(RuleKind, &'static str, String)> {
+        // A request that names no operation is a caller's mistake; refusing it keeps a
+        // rule from being passed by saying nothing.
+        if request.operations.is_empty() {
+            return Some((RuleKind::Operations, "operations", "no operation".into()));
+        }
         if let Some(allowed) = &self.operations {
             if let Some(op) = request.operations.iter().find(|op| !allowed.contains(**op)) {
                 return Some((RuleKind::Operations, "operations", (*op).to_owned()));

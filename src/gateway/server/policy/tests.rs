@@ -89,6 +89,11 @@ fn a_plan_cannot_carry_an_operation_its_agent_may_not_propose() {
     a.operations = vec!["plan", "patch", "reset"];
     let d = denied(a.decide(&policy));
     assert_eq!((d.kind, d.value.as_str()), (RuleKind::Operations, "reset"));
+    // Naming no operation at all passes no rule, not even `*`.
+    a.operations = vec![];
+    assert_eq!(denied(a.decide(&policy)).kind, RuleKind::Operations);
+    a.agent = "codex";
+    assert_eq!(denied(a.decide(&policy)).kind, RuleKind::Operations);
 }
 
 #[test]
