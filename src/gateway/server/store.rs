@@ -36,7 +36,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::gateway::api::{Channel, Proposal, Status, StatusRecord};
+use crate::gateway::api::{Channel, OperationResult, Proposal, Status, StatusRecord};
 
 pub use restore_points::{RestorePoint, is_restore_point_id};
 
@@ -136,9 +136,9 @@ pub struct Executing {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reconciled {
     /// The repository is in the intended post-state: the write finished before the crash.
-    Completed(crate::gateway::api::OperationResult),
+    Completed(OperationResult),
     /// It is not: the proposal fails with `failure: "interrupted"` and what was found.
-    Interrupted(crate::gateway::api::OperationResult),
+    Interrupted(OperationResult),
 }
 
 /// One row of the transition history.
@@ -166,8 +166,7 @@ impl Store {
     /// Opens (creating if needed) the store at `path`: a private regular file in a private
     /// directory of the current user, migrated to this build's schema.
     pub fn open(path: &Path, settings: Settings) -> Result<Store, StoreError> {
-        let conn = file::open(path, settings.busy_timeout)?;
-        let mut conn = conn;
+        let mut conn = file::open(path, settings.busy_timeout)?;
         schema::migrate(&mut conn, path)?;
         Ok(Store { conn, settings })
     }

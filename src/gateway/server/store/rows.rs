@@ -2,7 +2,7 @@
 //!
 //! Columns are read into plain values first and converted afterwards, so a value this
 //! build cannot have written (an unknown state, broken JSON, a time out of range) is a
-//! [`StoreError::Corrupt`] naming the proposal, never a panic.
+//! [`StoreError::Corrupt`], never a panic.
 
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, Row};
