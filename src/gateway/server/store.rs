@@ -29,6 +29,7 @@ mod tests;
 mod tests_file;
 #[cfg(test)]
 mod tests_races;
+mod transition;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
