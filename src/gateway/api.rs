@@ -205,17 +205,25 @@ pub struct OperationResult {
 }
 
 /// What `GET /v1/mcp/operation/status/{previewId}` returns.
+///
+/// This gateway always writes every field. On read only the three the contract's own
+/// example carries (`previewId`, `operationType`, `status`) are required, so a sidecar
+/// can read the leaner record of another gateway; the others then read as empty.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusRecord {
     pub preview_id: String,
     pub operation_type: String,
     pub status: Status,
+    #[serde(default)]
     pub agent_id: String,
     #[serde(default)]
     pub repo_path: Option<String>,
+    #[serde(default)]
     pub reason: String,
+    #[serde(default)]
     pub created_at: String,
+    #[serde(default)]
     pub expires_at: String,
     /// When the proposal left `pending`, whatever ended it.
     #[serde(default)]
@@ -236,10 +244,12 @@ pub struct CancelRequest {
     pub agent_id: String,
 }
 
-/// The `200` answer to a cancellation.
+/// The `200` answer to a cancellation (`previewId` is optional on read: the contract
+/// only promises the status).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cancelled {
+    #[serde(default)]
     pub preview_id: String,
     pub status: Status,
 }
@@ -423,6 +433,28 @@ mod tests {
         assert_eq!(result.restore_point_id.as_deref(), Some("rp_1"));
         assert_eq!(result.fields["moved"], json!({"HEAD": "abc"}));
         assert_eq!(serde_json::to_value(&r).unwrap(), wire);
+    }
+
+    #[test]
+    fn the_contract_example_status_body_is_readable() {
+        let seed = json!({"previewId": "1f3c5b9a-0000-4000-8000-000000000001",
+            "operationType": "merge", "status": "completed",
+            "result": {"commitSha": "9a8b7c6d", "restorePointId": "rp_2026_05_28_1142",
+                       "conflicts": []}});
+        let r: StatusRecord = serde_json::from_value(seed).unwrap();
+        assert_eq!(r.status, Status::Completed);
+        let result = r.result.unwrap();
+        assert_eq!(
+            result.restore_point_id.as_deref(),
+            Some("rp_2026_05_28_1142")
+        );
+        assert_eq!(result.fields["commitSha"], "9a8b7c6d");
+        assert_eq!((r.agent_id.as_str(), r.decided_by), ("", None));
+        let lean: Cancelled = serde_json::from_value(json!({"status": "cancelled"})).unwrap();
+        assert_eq!(lean.status, Status::Cancelled);
+        // The three fields the contract always shows stay required.
+        let no_status = json!({"previewId": "x", "operationType": "merge"});
+        assert!(serde_json::from_value::<StatusRecord>(no_status).is_err());
     }
 
     #[test]
