@@ -1,0 +1,6 @@
+//! The approval gateway's own side (`gitward gateway`): the proposal lifecycle, its
+//! durable store and the agent policy. It never imports the MCP transport or the tools.
+
+pub mod lifecycle;
+pub mod policy;
+pub mod store;
