@@ -431,7 +431,7 @@ fn write_opencode(fx: &Fixture, repo: &Path) {
 }
 
 #[test]
-fn session_stores_and_presence_records() {
+fn agents_presence_session_stores_and_presence_records() {
     let fx = Fixture::new();
     // A path with `_`, `.` and a space, which Claude's directory encoding flattens.
     let repo = fx.init("work/my_app.v2 x", &[]);

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 fn call(fx: &Fixture, tool: &str, args: Value) -> Value {
     let out = fx.call(tool, args);
@@ -65,7 +65,7 @@ fn stacked(fx: &Fixture) -> std::path::PathBuf {
 }
 
 #[test]
-fn stack_matches_rev_list() {
+fn repo_branch_stack_matches_rev_list() {
     let fx = Fixture::new();
     let work = stacked(&fx);
     let out = call(&fx, "repo.branchStack", json!({ "repoPath": work }));
@@ -114,7 +114,7 @@ fn stack_matches_rev_list() {
     assert_eq!(d["risk"], "high", "diverged from upstream");
     assert_eq!(d["networkFetchPerformed"], false);
     assert_eq!(d["aheadBehindMethod"], "for-each-ref");
-    snap!("repo_branch_stack", fx.redact(&out));
+    tool_snapshot!("repo_branch_stack", fx, out);
 
     // The upstream disappears (as after a fetch --prune): reported as gone, not absent.
     fx.git(&work, &["update-ref", "-d", "refs/remotes/origin/feat/a"]);
@@ -137,7 +137,7 @@ fn detached_unborn_bare_and_sha256() {
         (json!(true), json!("main"), json!(null))
     );
     assert_eq!(out["data"]["base"], json!(null));
-    snap!("repo_branch_stack_unborn", fx.redact(&out));
+    tool_snapshot!("repo_branch_stack_unborn", fx, out);
 
     fx.commit(&repo, "a", "1\n", "one");
     fx.commit(&repo, "a", "2\n", "two");
@@ -325,7 +325,7 @@ fn git_reflog(fx: &Fixture, repo: &Path, refname: &str) -> Vec<String> {
 }
 
 #[test]
-fn reflog_matches_git_and_flags_lost_commits() {
+fn repo_reflog_matches_git_and_flags_lost_commits() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a", "1\n", "one");
@@ -409,7 +409,7 @@ fn reflog_matches_git_and_flags_lost_commits() {
         })
         .collect();
     assert_eq!(timestamps, git_times);
-    snap!("repo_reflog_head", fx.redact(&out));
+    tool_snapshot!("repo_reflog_head", fx, out);
 
     let out = call(
         &fx,

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 fn brief(fx: &Fixture, repo: &Path) -> Value {
     let out = fx.call("repo.brief", json!({ "repoPath": repo, "maxTokens": 8000 }));
@@ -80,7 +80,7 @@ fn conventional_clone(fx: &Fixture) -> std::path::PathBuf {
 }
 
 #[test]
-fn a_full_brief_matches_git() {
+fn repo_brief_full_matches_git() {
     let fx = Fixture::new();
     let work = conventional_clone(&fx);
     let out = brief(&fx, &work);
@@ -118,7 +118,7 @@ fn a_full_brief_matches_git() {
     assert_eq!(c["commitMessages"]["conventionalCommitRatio"], 0.88);
     assert_eq!(hint_tools(&out)[0], "repo.conflictPreflight");
     assert!(hint_tools(&out).contains(&"worktree.changes".to_owned()));
-    snap!("repo_brief_full", fx.redact(&out));
+    tool_snapshot!("repo_brief_full", fx, out);
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn unborn_detached_and_bare() {
     assert_eq!(unborn["data"]["head"]["sha"], json!(null));
     assert_eq!(unborn["data"]["recentCommits"], json!([]));
     assert_eq!(hint_tools(&unborn), vec!["repo.status"]);
-    snap!("repo_brief_unborn", fx.redact(&unborn));
+    tool_snapshot!("repo_brief_unborn", fx, unborn);
 
     let first = fx.commit(&repo, "a.txt", "1\n", "one");
     fx.commit(&repo, "a.txt", "2\n", "two");
@@ -159,7 +159,7 @@ fn unborn_detached_and_bare() {
     assert_eq!(d["head"]["branch"], "main");
     assert_eq!(d["head"]["sha"], fx.git(&bare, &["rev-parse", "HEAD"]));
     assert_eq!(d["recentCommits"].as_array().unwrap().len(), 2);
-    snap!("repo_brief_bare", fx.redact(&out));
+    tool_snapshot!("repo_brief_bare", fx, out);
 }
 
 /// Two branches that change the same line of `f.txt`.
@@ -190,7 +190,7 @@ fn merge_conflict_in_progress() {
         json!({"status": "UU", "path": "f.txt"})
     );
     assert_eq!(hint_tools(&out)[0], "conflict.read");
-    snap!("repo_brief_merge", fx.redact(&out));
+    tool_snapshot!("repo_brief_merge", fx, out);
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn rebase_in_progress_reports_the_branch_and_step() {
         assert_eq!(d["head"]["detached"], true);
         assert_eq!(hint_tools(&out)[0], "conflict.read");
         if kind_dir == "rebase-merge" {
-            snap!("repo_brief_rebase", fx.redact(&out));
+            tool_snapshot!("repo_brief_rebase", fx, out);
         }
         fx.git(&repo, &["rebase", "--abort"]);
     }
@@ -297,7 +297,7 @@ fn submodule_drift_is_counted_like_git() {
     assert_eq!(s["modified"], 1);
     assert_eq!(s["uninitialized"], 0);
     assert!(hint_tools(&out).contains(&"submodule.status".to_owned()));
-    snap!("repo_brief_submodules", fx.redact(s));
+    tool_snapshot!("repo_brief_submodules", fx, s);
 
     let out = brief(&fx, &clone);
     let s = &out["data"]["submodules"];
@@ -444,7 +444,7 @@ fn bad_and_hostile_input() {
 }
 
 #[test]
-fn scope_changes_history_churn_and_owners() {
+fn repo_scope_changes_history_churn_and_owners() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     fx.commit(
@@ -517,7 +517,7 @@ fn scope_changes_history_churn_and_owners() {
     );
     let mut out = out.clone();
     out["data"]["churn"]["since"] = json!("[TIME]");
-    snap!("repo_scope_src", fx.redact(&out));
+    tool_snapshot!("repo_scope_src", fx, out);
 
     let owners = |path: &str| {
         let out = fx.call("repo.scope", json!({ "repoPath": repo, "path": path }));

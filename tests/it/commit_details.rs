@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, assert_refused};
 use crate::hostile;
-use crate::snap;
+use crate::tool_snapshot;
 
 fn paths(result: &Value) -> Vec<String> {
     result["data"]["files"]
@@ -58,7 +58,7 @@ fn renames_binaries_and_odd_names() {
         "commit.details",
         json!({ "repoPath": repo, "commit": "HEAD" }),
     );
-    snap!("commit_details_second", fx.redact(&result));
+    tool_snapshot!("commit_details_second", fx, result);
     let data = &result["data"];
     assert_eq!(data["diffAgainst"], "parent");
     assert_eq!(
@@ -207,14 +207,14 @@ fn bad_and_hostile_input() {
     let marker = repo.join("created-by-option");
     let mut server = fx.server(&[], &[]);
     let base = json!({ "repoPath": repo, "commit": "HEAD" });
-    hostile::assert_refused(
+    assert_refused(
         &mut server,
         "commit.details",
         &base,
         "commit",
         &hostile::hostile_revs(&marker),
-        &marker,
     );
+    assert!(!marker.exists(), "a refused value created a file");
     let missing = server.call(
         "commit.details",
         json!({ "repoPath": repo, "commit": "nope" }),

@@ -10,6 +10,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
+mod refused;
+pub mod registry;
+mod snapshot;
+
+pub use refused::assert_refused;
+pub use snapshot::Redact;
+
 /// The binary under test.
 pub fn gitward_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gitward"))

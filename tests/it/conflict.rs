@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 /// Every file under `dir`: size, modification time and contents.
 fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, Vec<u8>)> {
@@ -91,7 +91,7 @@ fn paths_of(data: &Value) -> Vec<String> {
 }
 
 #[test]
-fn merge_prediction_matches_git_and_leaves_the_repository_untouched() {
+fn repo_conflict_preflight_merge_matches_git_and_leaves_the_repository_untouched() {
     let fx = Fixture::new();
     let repo = diverged(&fx, "repo", &[]);
     // `git status` may refresh the index, so it runs before the listing.
@@ -121,7 +121,7 @@ fn merge_prediction_matches_git_and_leaves_the_repository_untouched() {
             json!({ "repoPath": repo, "targetRef": "feat" }),
         );
     assert_eq!(failed["error"]["code"], -32603, "{failed}");
-    snap!("conflict_preflight_merge", fx.redact(&result));
+    tool_snapshot!("conflict_preflight_merge", fx, result);
     let data = &result["data"];
     assert_eq!(data["status"], "conflicts");
     assert_eq!(data["targetOid"], fx.git(&repo, &["rev-parse", "feat"]));
@@ -189,7 +189,7 @@ fn rebase_reports_the_first_conflicting_commit_as_git_stops_there() {
         json!({ "repoPath": repo, "currentRef": "topic", "targetRef": "main", "mode": "rebase" }),
     );
     assert_eq!(listing(&repo.join(".git")), before, ".git changed");
-    snap!("conflict_preflight_rebase", fx.redact(&result));
+    tool_snapshot!("conflict_preflight_rebase", fx, result);
     let data = &result["data"];
     assert_eq!(data["status"], "conflicts");
     assert_eq!(data["rebase"]["firstConflict"]["oid"], second);
@@ -363,7 +363,7 @@ fn merge_conflict_as_data() {
         json!({ "repoPath": repo, "maxFiles": 200 }),
     );
     assert_eq!(listing(&repo.join(".git")), before, ".git changed");
-    snap!("conflict_read_merge", fx.redact(&result));
+    tool_snapshot!("conflict_read_merge", fx, result);
     let data = &result["data"];
     assert_eq!(data["inConflict"], true);
     assert_eq!(data["operation"], "merge");
@@ -480,7 +480,7 @@ fn rebase_cherry_pick_and_none() {
     fx.git(&repo, &["checkout", "-q", "topic"]);
     assert!(!fx.git_output(&repo, &["rebase", "main"]).status.success());
     let rebasing = fx.call("conflict.read", json!({ "repoPath": repo }));
-    snap!("conflict_read_rebase", fx.redact(&rebasing));
+    tool_snapshot!("conflict_read_rebase", fx, rebasing);
     assert_eq!(rebasing["data"]["operation"], "rebase");
     assert_eq!(rebasing["data"]["theirs"]["sha"], pick);
     assert_eq!(

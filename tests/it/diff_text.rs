@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, assert_refused};
 use crate::hostile;
-use crate::snap;
+use crate::tool_snapshot;
 
 /// What plain `git diff` prints with the repository's own configuration.
 fn raw_diff(fx: &Fixture, repo: &std::path::Path, args: &[&str]) -> Vec<u8> {
@@ -77,7 +77,7 @@ fn every_mode_matches_git_diff() {
         json!({ "repoPath": repo, "base": "HEAD~1", "head": "HEAD" }),
     );
     assert_eq!(two["data"]["binaryFiles"], json!([{ "path": "bin.dat" }]));
-    snap!("diff_text_two_revisions", fx.redact(&two));
+    tool_snapshot!("diff_text_two_revisions", fx, two);
 
     let filtered = server.call(
         "diff.text",
@@ -202,18 +202,21 @@ fn bad_and_hostile_input() {
     let mut server = fx.server(&[], &[]);
     let revs = hostile::hostile_revs(&marker);
     let base = json!({ "repoPath": repo });
-    hostile::assert_refused(&mut server, "diff.text", &base, "base", &revs, &marker);
-    hostile::assert_refused(&mut server, "diff.text", &base, "head", &revs, &marker);
+    assert_refused(&mut server, "diff.text", &base, "base", &revs);
+    assert!(!marker.exists(), "a refused value created a file");
+    assert_refused(&mut server, "diff.text", &base, "head", &revs);
+    assert!(!marker.exists(), "a refused value created a file");
     let with_head = json!({ "repoPath": repo, "head": "HEAD" });
-    hostile::assert_refused(&mut server, "diff.text", &with_head, "base", &revs, &marker);
-    hostile::assert_refused(
+    assert_refused(&mut server, "diff.text", &with_head, "base", &revs);
+    assert!(!marker.exists(), "a refused value created a file");
+    assert_refused(
         &mut server,
         "diff.text",
         &base,
         "path",
         &hostile::hostile_paths(),
-        &marker,
     );
+    assert!(!marker.exists(), "a refused value created a file");
     for (args, field) in [
         (json!({ "repoPath": repo, "maxBytes": 0 }), "maxBytes"),
         (

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 /// 2026-01-01T00:00:00Z, the fixture clock's start, in milliseconds.
 const START_MS: i64 = 1_767_225_600_000;
@@ -118,7 +118,7 @@ fn digest_matches_git_reflog() {
             ])
         })
         .collect();
-    snap!("fleet_digest_busy", fx.redact(&json!(shown)));
+    tool_snapshot!("fleet_digest_busy", fx, json!(shown));
 }
 
 #[test]
@@ -265,7 +265,7 @@ fn reftable_sha256_worktree_and_unreadable_repositories() {
         .iter()
         .map(|r| json!([r["repoPath"], r["error"]]))
         .collect();
-    snap!("fleet_digest_repos", fx.redact(&json!(repos)));
+    tool_snapshot!("fleet_digest_repos", fx, json!(repos));
 }
 
 #[test]
@@ -580,10 +580,7 @@ fn radar_ranks_every_state() {
             "unknown"
         ]
     );
-    snap!(
-        "fleet_radar_states",
-        fx.redact(&strip_times(result.clone()))
-    );
+    tool_snapshot!("fleet_radar_states", fx, strip_times(result.clone()));
 }
 
 /// Removes what changes from run to run besides paths and ids.

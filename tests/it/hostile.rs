@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{Fixture, Server};
+use crate::common::Fixture;
 
 /// Revision values that would act as options, or smuggle a second line or argument.
 pub fn hostile_revs(marker: &Path) -> Vec<String> {
@@ -29,29 +29,6 @@ pub fn hostile_paths() -> Vec<String> {
         "a/..".to_owned(),
         "a\0b".to_owned(),
     ]
-}
-
-/// Calls `tool` once per value of `field` and checks each is refused with -32602 naming
-/// the field, and that no file appeared at `marker`.
-pub fn assert_refused(
-    server: &mut Server,
-    tool: &str,
-    base: &Value,
-    field: &str,
-    values: &[String],
-    marker: &Path,
-) {
-    for value in values {
-        let mut args = base.clone();
-        args[field] = json!(value);
-        let result = server.call(tool, args);
-        assert_eq!(
-            result["error"]["code"], -32602,
-            "{tool} {field}={value:?}: {result}"
-        );
-        assert_eq!(result["error"]["data"]["field"], field, "{result}");
-        assert!(!marker.exists(), "{tool} {field}={value:?} created a file");
-    }
 }
 
 /// Writes an executable script that leaves `marker` behind when anything runs it.

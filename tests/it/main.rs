@@ -29,6 +29,7 @@ mod reads_write_nothing;
 mod repo_history;
 mod repo_refs;
 mod repo_status;
+mod scaffold;
 mod semantic;
 mod specs;
 mod specs_cli;

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, registry};
 
 type Entry = (&'static str, Vec<u8>, SystemTime);
 
@@ -77,20 +77,6 @@ fn is_object_file(path: &Path, kind: &str) -> bool {
 /// The tools that run `merge-tree` and so may freshen existing objects.
 const MERGES: &[&str] = &["repo.conflictPreflight", "fleet.radar"];
 
-/// A value for each required argument any read tool has. A tool with a required field
-/// not listed here fails the test, so a new tool cannot slip past unchecked.
-fn argument(field: &str, repo: &Path) -> Value {
-    match field {
-        "repoPath" => json!(repo),
-        "repoPaths" => json!([repo]),
-        "path" => json!("d1"),
-        "commit" => json!("HEAD"),
-        "targetRef" => json!("feat"),
-        "since" => json!("2020-01-01T00:00:00Z"),
-        other => panic!("no test value for required argument `{other}`: add one"),
-    }
-}
-
 /// Extra calls that reach other code paths of the same tools.
 fn variants(repo: &Path) -> Vec<(&'static str, Value)> {
     vec![
@@ -153,24 +139,7 @@ fn every_read_tool_leaves_git_dir_untouched_on_a_stat_dirty_repository() {
 
     let mut before = snapshot(&repo.join(".git"));
     let mut server = fx.server(&[], &[]);
-    let tools = server.request("tools/list", json!({}));
-    let mut calls: Vec<(String, Value)> = Vec::new();
-    for tool in tools["result"]["tools"].as_array().unwrap() {
-        if tool["annotations"]["readOnlyHint"] != json!(true) {
-            continue;
-        }
-        let name = tool["name"].as_str().unwrap().to_owned();
-        let mut args = json!({});
-        let required = tool["inputSchema"]["required"].as_array();
-        for field in required.into_iter().flatten() {
-            let field = field.as_str().unwrap();
-            args[field] = argument(field, &repo);
-        }
-        if args.as_object().unwrap().is_empty() {
-            args["repoPath"] = json!(repo);
-        }
-        calls.push((name, args));
-    }
+    let mut calls = registry::read_tool_calls(&mut server, &repo);
     assert!(calls.len() >= 15, "{calls:?}");
     calls.extend(variants(&repo).into_iter().map(|(t, a)| (t.to_owned(), a)));
     for (tool, args) in &calls {

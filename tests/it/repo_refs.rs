@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::tool_snapshot;
 
 fn names(list: &Value) -> Vec<String> {
     list.as_array()
@@ -86,7 +86,7 @@ fn branches_tags_remotes_and_stashes() {
         data["tags"][1]["targetOid"],
         json!(fx.git(&repo, &["rev-parse", "v2^{commit}"]))
     );
-    snap!("repo_refs_full", fx.redact(&result));
+    tool_snapshot!("repo_refs_full", fx, result);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 #[test]
 fn changes_of_every_kind() {
@@ -17,7 +17,7 @@ fn changes_of_every_kind() {
     std::fs::write(repo.join(std::ffi::OsStr::new(unsafe_name())), "bytes\n").unwrap();
 
     let result = fx.call("repo.status", json!({ "repoPath": repo }));
-    snap!("repo_status_changes", fx.redact(&result));
+    tool_snapshot!("repo_status_changes", fx, result);
     let porcelain = fx.git(&repo, &["status", "--porcelain=v1"]);
     assert_eq!(
         result["data"]["changedFiles"].as_u64().unwrap() as usize,

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 fn repo_with_change(fx: &Fixture) -> (PathBuf, String) {
     let repo = fx.init("repo", &[]);
@@ -85,14 +85,14 @@ fn serve(
 const ENGINE: &str = r#"{"tool":"diff.semantic","readOnly":true,"source":"fluxgit-gateway","data":{"supported":true,"engine":"fluxgit-diff-engine","files":[{"path":"src/main.rs","fallbackToText":false,"hunks":[{"header":"fn main","lines":[{"type":"modified","oldLine":2,"newLine":2,"content":"    let x = 2;","oldContent":"    let x = 1;","changedTokens":["2"],"oldChangedTokens":["1"]}]}]},{"path":"logo.bin","fallbackToText":true,"hunks":[]}],"changedFiles":2,"filesTruncated":false}}"#;
 
 #[test]
-fn local_fallback_is_exactly_the_contract() {
+fn diff_semantic_local_fallback_is_exactly_the_contract() {
     let fx = Fixture::new();
     let (repo, base) = repo_with_change(&fx);
     let result = fx.call(
         "diff.semantic",
         json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" }),
     );
-    snap!("diff_semantic_local", fx.redact(&result));
+    tool_snapshot!("diff_semantic_local", fx, result);
     let data = &result["data"];
     assert_eq!(data["supported"], false);
     assert_eq!(data["fallback"], "diff.text");
@@ -105,12 +105,17 @@ fn local_fallback_is_exactly_the_contract() {
         json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" })
     );
     assert_eq!(result["source"], "local-git");
+}
 
+#[test]
+fn diff_semantic_fallbacks_local_lists_every_changed_file() {
+    let fx = Fixture::new();
+    let (repo, base) = repo_with_change(&fx);
     let fallbacks = fx.call(
         "diff.semanticFallbacks",
         json!({ "repoPath": repo, "base": base }),
     );
-    snap!("diff_semantic_fallbacks_local", fx.redact(&fallbacks));
+    tool_snapshot!("diff_semantic_fallbacks_local", fx, fallbacks);
     let changed = fx.git(&repo, &["diff", "--name-only", &base]);
     let listed: Vec<_> = fallbacks["data"]["fallbacks"]
         .as_array()
@@ -162,7 +167,7 @@ fn gateway_answer_passes_through_for_a_registered_repository() {
             "paths": ["logo.bin", "src/main.rs"],
         })
     );
-    snap!("diff_semantic_gateway", fx.redact(&result));
+    tool_snapshot!("diff_semantic_gateway", fx, result);
     assert_eq!(result["source"], "fluxgit-gateway");
     assert_eq!(result["data"]["supported"], true);
     let logo = &result["data"]["files"][1];

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::{Fixture, Server};
-use crate::snap;
+use crate::tool_snapshot;
 
 /// The CLI installed in this checkout by `scripts/setup`.
 fn openspec_cli() -> PathBuf {
@@ -139,6 +139,12 @@ impl Ws {
         let v = self.fx.redact(v);
         let today = jiff::Zoned::now().strftime("%Y-%m-%d").to_string();
         redact_values(&v, &today)
+    }
+}
+
+impl crate::common::Redact for Ws {
+    fn redact_value(&self, value: &Value) -> Value {
+        self.redact(value)
     }
 }
 
@@ -350,7 +356,7 @@ fn tools_are_listed_only_with_a_workspace() {
 }
 
 #[test]
-fn linked_lifecycle_in_a_single_folder() {
+fn explore_to_archive_linked_lifecycle_in_a_single_folder() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");
     // The server's own run directory (audit ledger, presence record) is its state, not a
@@ -364,7 +370,7 @@ fn linked_lifecycle_in_a_single_folder() {
         "create-proposal",
         json!({ "changeName": "add-greeting" }),
     );
-    snap!("specs_create_linked", ws.redact(&prune(&created)));
+    tool_snapshot!("specs_create_linked", ws, prune(&created));
     let wt = repo.join(".worktrees/add-greeting");
     assert_eq!(created["target"]["worktreePath"], json!(wt));
     assert_eq!(
@@ -411,7 +417,7 @@ fn linked_lifecycle_in_a_single_folder() {
         "explore",
         json!({ "changeName": "add-greeting" }),
     );
-    snap!("specs_explore_linked", ws.redact(&explored));
+    tool_snapshot!("specs_explore_linked", ws, explored);
     // Our listing agrees with OpenSpec's own.
     let out = std::process::Command::new(openspec_cli())
         .args(["list", "--json"])
@@ -434,7 +440,7 @@ fn linked_lifecycle_in_a_single_folder() {
         "apply-change",
         json!({ "changeName": "add-greeting", "folderId": "api" }),
     );
-    snap!("specs_apply_ready", ws.redact(&applied));
+    tool_snapshot!("specs_apply_ready", ws, applied);
     assert_eq!(applied["applyState"], "ready");
     assert_eq!(applied["tasks"][0]["line"], 3);
     assert!(read(&meta_path).ends_with("status: applying\n"));
@@ -471,7 +477,7 @@ fn linked_lifecycle_in_a_single_folder() {
         json!({ "changeName": "add-greeting", "folderId": "api", "confirm": true,
                 "commitMessage": "feat(greeting): greet users on first visit" }),
     );
-    snap!("specs_archive_linked_done", ws.redact(&archived));
+    tool_snapshot!("specs_archive_linked_done", ws, archived);
     assert_eq!(archived["status"], "done", "{archived:#}");
     assert!(!wt.exists(), "worktree removed");
     assert_eq!(
@@ -779,7 +785,7 @@ fn strict_inputs() {
 }
 
 #[test]
-fn duplicate_and_existing_worktrees() {
+fn create_proposal_duplicate_and_existing_worktrees() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");
     let mut server = ws.server();
@@ -886,7 +892,7 @@ fn duplicate_and_existing_worktrees() {
 }
 
 #[test]
-fn ambiguous_status_stops_apply() {
+fn apply_change_stops_on_ambiguous_status() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");
     let mut server = ws.server();
@@ -1003,7 +1009,7 @@ fn ready_main(ws: &mut Ws, server: &mut Server, repo: &Path, name: &str) {
 }
 
 #[test]
-fn archive_cli_failure_writes_nothing() {
+fn archive_change_cli_failure_writes_nothing() {
     let mut ws = Ws::new();
     let repo = ws.repo("api");
     let mut server = ws.server();
@@ -1020,7 +1026,7 @@ fn archive_cli_failure_writes_nothing() {
         "archive-change",
         json!({ "changeName": "one", "folderId": "api", "confirm": true, "commitMessage": "feat(x): y" }),
     );
-    snap!("specs_archive_cli_failed", ws.redact(&failed));
+    tool_snapshot!("specs_archive_cli_failed", ws, failed);
     assert_eq!(
         failed["archive"]["error"]["code"],
         "openspec-archive-failed"
@@ -1104,7 +1110,7 @@ fn metadata_failure_then_resume() {
     tick_all(&wt, "one");
     let args = json!({ "changeName": "one", "folderId": "api", "confirm": true, "commitMessage": "feat(greeting): greet" });
     let partial = state(&mut server, "archive-change", args.clone());
-    snap!("specs_archive_metadata_recovery", ws.redact(&partial));
+    tool_snapshot!("specs_archive_metadata_recovery", ws, partial);
     assert_eq!(partial["archive"]["ok"], true);
     assert_eq!(
         partial["archive"]["error"]["code"],
@@ -1200,7 +1206,7 @@ fn dirty_workspace_at_finalization() {
         "archive-change",
         serde_json::from_str(CONFIRM).unwrap(),
     );
-    snap!("specs_archive_dirty", ws.redact(&failed));
+    tool_snapshot!("specs_archive_dirty", ws, failed);
     let fin = &failed["finalization"];
     assert_eq!(fin["recovery"]["kind"], "dirty-workspace");
     assert_eq!(fin["failedStep"], "merge-to-main");

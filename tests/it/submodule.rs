@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 /// A small repository with two commits; returns (path, first, second).
 fn library(fx: &Fixture, rel: &str) -> (PathBuf, String, String) {
@@ -75,11 +75,11 @@ fn by_path<'a>(data: &'a Value, path: &str) -> &'a Value {
 }
 
 #[test]
-fn nested_submodules_in_every_state() {
+fn submodule_status_nested_submodules_in_every_state() {
     let fx = Fixture::new();
     let (top, recorded) = world(&fx);
     let result = fx.call("submodule.status", json!({ "repoPath": top }));
-    snap!("submodule_status_states", fx.redact(&result));
+    tool_snapshot!("submodule_status_states", fx, result);
     let data = &result["data"];
     assert!(!data.to_string().contains("s3cret"), "credentials leaked");
     let lib = by_path(data, "libs/lib");

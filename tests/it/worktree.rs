@@ -2,9 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, assert_refused};
 use crate::hostile;
-use crate::snap;
+use crate::{snap, tool_snapshot};
 
 fn list_paths(data: &Value, list: &str) -> Vec<String> {
     data[list]
@@ -32,7 +32,7 @@ fn changes_sorted_like_git_status() {
     fx.write(&repo, "dir/untracked.txt", "x\n");
 
     let result = fx.call("worktree.changes", json!({ "repoPath": repo }));
-    snap!("worktree_changes", fx.redact(&result));
+    tool_snapshot!("worktree_changes", fx, result);
     let data = &result["data"];
     let git_names = |args: &[&str]| -> Vec<String> {
         let out = fx.git_output(&repo, args);
@@ -145,14 +145,14 @@ fn changes_refuse_hostile_paths() {
     let marker = repo.join("created");
     let mut server = fx.server(&[], &[]);
     let base = json!({ "repoPath": repo });
-    hostile::assert_refused(
+    assert_refused(
         &mut server,
         "worktree.changes",
         &base,
         "path",
         &hostile::hostile_paths(),
-        &marker,
     );
+    assert!(!marker.exists(), "a refused value created a file");
     let result = server.call(
         "worktree.changes",
         json!({ "repoPath": repo, "maxPerList": 0 }),
