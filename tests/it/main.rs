@@ -18,6 +18,7 @@ mod diff_text;
 mod fleet;
 mod hostile;
 mod hostile_drivers;
+mod hostile_registry;
 mod instructions;
 mod interop;
 mod interop_ts;
