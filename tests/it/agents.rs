@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Fixture, Server, gitward_bin};
 use crate::presence::{now_ms, record_body};
+use crate::tool_snapshot;
 
 /// Appears in every field the detector must never return.
 const CANARY: &str = "CANARY-PROMPT-7f3a";
@@ -522,7 +523,7 @@ fn agents_presence_session_stores_and_presence_records() {
     assert!(!oc.join("opencode.db-journal").exists());
 
     // Snapshot of the whole answer, with times and pids redacted.
-    let mut shown = fx.redact(&result);
+    let mut shown = result.clone();
     let agents = shown["data"]["agents"].as_array_mut().unwrap();
     // Equal activity times would order agents by chance; the snapshot orders by kind.
     agents.sort_by(|a, b| a["agent"].as_str().cmp(&b["agent"].as_str()));
@@ -530,7 +531,7 @@ fn agents_presence_session_stores_and_presence_records() {
         agent["lastActivityMs"] = json!("[MS]");
     }
     shown["data"]["scan"] = json!("[SCAN]");
-    crate::snap!("agents_presence_stores", shown);
+    tool_snapshot!("agents_presence_stores", fx, shown);
 }
 
 #[test]
@@ -622,10 +623,10 @@ fn bad_and_hostile_input() {
     .map(|args| {
         let result = server.call("agents.presence", args);
         assert_eq!(result["error"]["code"], -32602, "{result}");
-        fx.redact(&result["error"]["data"])
+        result["error"]["data"].clone()
     })
     .collect();
-    crate::snap!("agents_presence_bad_input", errors);
+    tool_snapshot!("agents_presence_bad_input", fx, json!(errors));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::{snap, tool_snapshot};
+use crate::tool_snapshot;
 
 fn call(fx: &Fixture, tool: &str, args: Value) -> Value {
     let out = fx.call(tool, args);
@@ -301,10 +301,10 @@ fn hostile_branch_and_reflog_input() {
     .map(|(tool, args)| {
         let out = server.call(tool, args);
         assert_eq!(out["error"]["code"], -32602, "{out}");
-        fx.redact(&out["error"]["data"])
+        out["error"]["data"].clone()
     })
     .collect();
-    snap!("repo_branch_reflog_bad_input", errors);
+    tool_snapshot!("repo_branch_reflog_bad_input", fx, json!(errors));
     let out = server.call(
         "repo.reflog",
         json!({ "repoPath": repo, "refName": format!("--output={}", fx.path("pwned").display()) }),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
-use crate::{snap, tool_snapshot};
+use crate::tool_snapshot;
 
 /// Every file under `dir`: size, modification time and contents.
 fn listing(dir: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, Vec<u8>)> {
@@ -318,11 +318,11 @@ fn preflight_bad_and_hostile_input() {
     .map(|args| {
         let r = server.call("repo.conflictPreflight", args);
         assert_eq!(r["error"]["code"], -32602, "{r}");
-        fx.redact(&r["error"]["data"])
+        r["error"]["data"].clone()
     })
     .collect();
     assert!(!target.exists());
-    snap!("conflict_preflight_bad_input", errors);
+    tool_snapshot!("conflict_preflight_bad_input", fx, json!(errors));
     let capped = server.call(
         "repo.conflictPreflight",
         json!({ "repoPath": repo, "target": "feat", "maxPaths": 1 }),
@@ -510,9 +510,9 @@ fn read_bad_input_and_bare() {
         json!({ "repoPath": bare }),
     ]
     .into_iter()
-    .map(|args| fx.redact(&server.call("conflict.read", args)["error"]))
+    .map(|args| server.call("conflict.read", args)["error"].clone())
     .collect();
-    snap!("conflict_read_bad_input", errors);
+    tool_snapshot!("conflict_read_bad_input", fx, json!(errors));
 }
 
 #[test]

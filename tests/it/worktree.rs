@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Fixture, assert_refused};
 use crate::hostile;
-use crate::{snap, tool_snapshot};
+use crate::tool_snapshot;
 
 fn list_paths(data: &Value, list: &str) -> Vec<String> {
     data[list]
@@ -207,10 +207,10 @@ fn list_main_linked_locked_prunable() {
     let result = fx.call("worktree.list", json!({ "repoPath": linked }));
     // Linked worktrees come in the order git reads its worktrees directory; sort them so
     // the snapshot does not depend on the file system.
-    let mut shown = fx.redact(&result);
+    let mut shown = result.clone();
     let list = shown["data"]["worktrees"].as_array_mut().unwrap();
     list[1..].sort_by_key(|w| w["path"].as_str().unwrap().to_owned());
-    snap!("worktree_list", shown);
+    tool_snapshot!("worktree_list", fx, shown);
     let data = &result["data"];
     assert_eq!(data["total"], 4);
     let porcelain = fx.git(&repo, &["worktree", "list", "--porcelain"]);
