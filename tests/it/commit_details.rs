@@ -54,11 +54,12 @@ fn renames_binaries_and_odd_names() {
         ],
     );
 
-    let result = fx.call(
+    let result = tool_snapshot!(
+        "commit_details_second",
+        fx,
         "commit.details",
-        json!({ "repoPath": repo, "commit": "HEAD" }),
+        json!({ "repoPath": repo, "commit": "HEAD" })
     );
-    tool_snapshot!("commit_details_second", fx, result);
     let data = &result["data"];
     assert_eq!(data["diffAgainst"], "parent");
     assert_eq!(

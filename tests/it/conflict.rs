@@ -479,8 +479,12 @@ fn rebase_cherry_pick_and_none() {
 
     fx.git(&repo, &["checkout", "-q", "topic"]);
     assert!(!fx.git_output(&repo, &["rebase", "main"]).status.success());
-    let rebasing = fx.call("conflict.read", json!({ "repoPath": repo }));
-    tool_snapshot!("conflict_read_rebase", fx, rebasing);
+    let rebasing = tool_snapshot!(
+        "conflict_read_rebase",
+        fx,
+        "conflict.read",
+        json!({ "repoPath": repo })
+    );
     assert_eq!(rebasing["data"]["operation"], "rebase");
     assert_eq!(rebasing["data"]["theirs"]["sha"], pick);
     assert_eq!(

@@ -16,8 +16,12 @@ fn changes_of_every_kind() {
     fx.write(&repo, "untracked dir/new\nline.txt", "x\n");
     std::fs::write(repo.join(std::ffi::OsStr::new(unsafe_name())), "bytes\n").unwrap();
 
-    let result = fx.call("repo.status", json!({ "repoPath": repo }));
-    tool_snapshot!("repo_status_changes", fx, result);
+    let result = tool_snapshot!(
+        "repo_status_changes",
+        fx,
+        "repo.status",
+        json!({ "repoPath": repo })
+    );
     let porcelain = fx.git(&repo, &["status", "--porcelain=v1"]);
     assert_eq!(
         result["data"]["changedFiles"].as_u64().unwrap() as usize,

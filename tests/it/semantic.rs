@@ -88,11 +88,12 @@ const ENGINE: &str = r#"{"tool":"diff.semantic","readOnly":true,"source":"fluxgi
 fn diff_semantic_local_fallback_is_exactly_the_contract() {
     let fx = Fixture::new();
     let (repo, base) = repo_with_change(&fx);
-    let result = fx.call(
+    let result = tool_snapshot!(
+        "diff_semantic_local",
+        fx,
         "diff.semantic",
-        json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" }),
+        json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" })
     );
-    tool_snapshot!("diff_semantic_local", fx, result);
     let data = &result["data"];
     assert_eq!(data["supported"], false);
     assert_eq!(data["fallback"], "diff.text");
@@ -111,11 +112,12 @@ fn diff_semantic_local_fallback_is_exactly_the_contract() {
 fn diff_semantic_fallbacks_local_lists_every_changed_file() {
     let fx = Fixture::new();
     let (repo, base) = repo_with_change(&fx);
-    let fallbacks = fx.call(
+    let fallbacks = tool_snapshot!(
+        "diff_semantic_fallbacks_local",
+        fx,
         "diff.semanticFallbacks",
-        json!({ "repoPath": repo, "base": base }),
+        json!({ "repoPath": repo, "base": base })
     );
-    tool_snapshot!("diff_semantic_fallbacks_local", fx, fallbacks);
     let changed = fx.git(&repo, &["diff", "--name-only", &base]);
     let listed: Vec<_> = fallbacks["data"]["fallbacks"]
         .as_array()

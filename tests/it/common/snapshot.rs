@@ -18,13 +18,20 @@ impl Redact for Fixture {
 }
 
 /// Redacts a value through `$redactor` (anything implementing [`Redact`]) and snapshots it
-/// under the top-level `snapshots/` directory. With a server, a tool and arguments, makes
-/// the call through the real binary first and snapshots its result.
+/// under the top-level `snapshots/` directory. Given a tool and its arguments instead of a
+/// value, makes the call through the real binary first (on `$server`, or on a fresh server
+/// of the fixture) and snapshots the result, which it returns unredacted for further checks.
 #[macro_export]
 macro_rules! tool_snapshot {
     ($name:expr, $redactor:expr, $server:expr, $tool:expr, $args:expr) => {{
         let result = $server.call($tool, $args);
         $crate::tool_snapshot!($name, $redactor, result);
+        result
+    }};
+    ($name:expr, $fixture:expr, $tool:expr, $args:expr) => {{
+        let result = $fixture.call($tool, $args);
+        $crate::tool_snapshot!($name, $fixture, result);
+        result
     }};
     ($name:expr, $redactor:expr, $value:expr) => {{
         use $crate::common::Redact as _;
