@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, assert_refused};
 use crate::tool_snapshot;
 
 fn names(list: &Value) -> Vec<String> {
@@ -177,9 +177,15 @@ fn bad_input() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     let mut server = fx.server(&[], &[]);
+    let base = json!({ "repoPath": repo });
+    assert_refused(
+        &mut server,
+        "repo.refs",
+        &base,
+        "maxPerList",
+        &[json!(0), json!("5")],
+    );
     for args in [
-        json!({ "repoPath": repo, "maxPerList": 0 }),
-        json!({ "repoPath": repo, "maxPerList": "5" }),
         json!({ "repoPath": repo, "bogus": 1 }),
         json!({ "repoPath": "relative" }),
     ] {
