@@ -9,8 +9,9 @@ use serde_json::json;
 
 use crate::common::{Fixture, registry};
 
-/// What the file outside every repository says; no answer may contain it.
-const SECRET: &str = "refs/heads/secret-7f3e9a-outside";
+/// The branch name the file outside every repository holds; no answer may contain it,
+/// whole or shortened the way branch names are shown.
+const SECRET: &str = "secret-7f3e9a-outside";
 
 /// How long the whole sweep may take before the server is killed. Not a timing assert: a
 /// hang (a tool blocked on a FIFO, say) is the only thing that gets near it.
@@ -172,7 +173,7 @@ fn hostile_repos(fx: &Fixture, marker: &Path) -> Vec<(&'static str, PathBuf)> {
     // A rebase state file that is a symbolic link to a secret outside the repository.
     let repo = base_repo(fx, "symlinked-rebase-state");
     let secret = fx.path("secret.txt");
-    std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
+    std::fs::write(&secret, format!("refs/heads/{SECRET}\n")).unwrap();
     let state = repo.join(".git/rebase-merge");
     std::fs::create_dir_all(&state).unwrap();
     std::os::unix::fs::symlink(&secret, state.join("head-name")).unwrap();
@@ -246,9 +247,15 @@ fn every_read_tool_on_every_hostile_repository_runs_nothing_and_answers() {
     let _ = fx.git_output(&equals, &["diff"]);
     let included = fx.path("included-filter");
     let _ = fx.git_output(&included, &["diff"]);
+    let _ = fx.git_output(&fx.path("submodule-filter/sub"), &["diff"]);
+    let _ = fx.git_output(&fx.path("configured-programs"), &["diff", "--ext-diff"]);
     let ran = std::fs::read_to_string(&marker).unwrap_or_default();
-    assert!(
-        ran.contains("equals-driver") && ran.contains("included-filter"),
-        "the hostile drivers are not live: {ran:?}"
-    );
+    for canary in [
+        "equals-driver",
+        "included-filter",
+        "submodule-filter",
+        "configured-program",
+    ] {
+        assert!(ran.contains(canary), "{canary} is not live: {ran:?}");
+    }
 }
