@@ -11,6 +11,7 @@ mod audit;
 mod audit_durability;
 mod branch;
 mod brief;
+mod cli;
 mod commit_details;
 mod common;
 mod conflict;

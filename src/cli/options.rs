@@ -1,0 +1,83 @@
+//! The options `serve`, `call` and `tools` share, and the configuration they make.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::config::{Config, Toolset, vars};
+use crate::specs::workspace::Workspace;
+
+#[derive(Debug, Default, Args)]
+pub struct SharedOptions {
+    /// Hide every tool that proposes a change.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Comma-separated: git, ops, specs [default: all].
+    #[arg(long, value_name = "LIST", value_parser = parse_toolsets)]
+    pub toolsets: Option<Toolsets>,
+    /// Only serve repositories under DIR (repeatable; adds to FLUXGIT_MCP_ALLOWED_ROOTS).
+    /// Without a workspace descriptor these folders also form the spec tools' workspace.
+    #[arg(long = "allowed-root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// The spec tools' workspace descriptor, read from FILE (otherwise FYLLO_WORKSPACE_JSON).
+    #[arg(long, value_name = "FILE")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// A parsed `--toolsets` list; the whole list is one value, so a repeated flag replaces it.
+#[derive(Debug, Clone)]
+pub struct Toolsets(Vec<Toolset>);
+
+fn parse_toolsets(list: &str) -> Result<Toolsets, String> {
+    list.split(',')
+        .map(|s| Toolset::parse(s).ok_or_else(|| format!("unknown toolset: {s}")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Toolsets)
+}
+
+impl SharedOptions {
+    pub fn config(&self) -> Result<Config, String> {
+        let mut config = Config::from_env(&self.roots)?;
+        config.read_only = self.read_only;
+        if let Some(Toolsets(sets)) = &self.toolsets {
+            config.toolsets = sets.clone();
+        }
+        config.workspace = self.workspace(&config)?.map(Arc::new);
+        if config.workspace.is_none() {
+            config.toolsets.retain(|t| *t != Toolset::Specs);
+        }
+        crate::specs::openspec::exclude_project_dirs(&config);
+        Ok(config)
+    }
+
+    /// The spec tools' workspace: `--workspace FILE`, else `FYLLO_WORKSPACE_JSON`, else the
+    /// allowed roots. A descriptor that is present but invalid stops the server; the
+    /// current directory is never used.
+    fn workspace(&self, config: &Config) -> Result<Option<Workspace>, String> {
+        if std::env::var_os(vars::DISABLE_BUNDLED_MCP).is_some_and(|v| v == "1")
+            || !config.has(Toolset::Specs)
+        {
+            return Ok(None);
+        }
+        if let Some(file) = &self.workspace {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read --workspace {}: {e}", file.display()))?;
+            return Workspace::parse(&text)
+                .map(Some)
+                .map_err(|e| format!("--workspace {}: {e}", file.display()));
+        }
+        if let Some(json) = std::env::var_os(vars::WORKSPACE_JSON) {
+            let json = json
+                .into_string()
+                .map_err(|_| format!("{} is not UTF-8", vars::WORKSPACE_JSON))?;
+            return Workspace::parse(&json)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", vars::WORKSPACE_JSON));
+        }
+        if config.allowed_roots.is_empty() {
+            return Ok(None);
+        }
+        Workspace::from_roots(&config.allowed_roots).map(Some)
+    }
+}

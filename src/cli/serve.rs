@@ -1,0 +1,93 @@
+//! `gitward serve`: MCP over stdio until stdin closes or a signal arrives.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+
+use super::options::SharedOptions;
+use super::startup::{runtime, start_audit};
+use crate::audit;
+use crate::config::Config;
+use crate::process::CancellationToken;
+use crate::transport::{self, Server};
+
+/// Serve MCP over stdio (the default when no command is given).
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub options: SharedOptions,
+}
+
+impl ServeArgs {
+    pub fn run(self) -> ExitCode {
+        match self.options.config() {
+            Ok(config) => serve(Arc::new(config)),
+            Err(why) => super::usage_error("serve", &why),
+        }
+    }
+}
+
+fn serve(config: Arc<Config>) -> ExitCode {
+    if config.allowed_roots.is_empty() {
+        eprintln!("gitward: no allowed roots set; any absolute repository path is served");
+    }
+    // Audit configuration fails closed: a bad signing key stops the server before it
+    // has said anything on stdout.
+    let audit = match start_audit() {
+        Ok(audit) => audit,
+        Err(code) => return code,
+    };
+    let presence = crate::presence::own::Presence::start();
+    let mut observers: Vec<Arc<dyn transport::CallObserver>> = Vec::new();
+    let recorder = audit
+        .as_ref()
+        .map(|writer| Arc::new(audit::record::AuditObserver::new(Arc::clone(writer))));
+    if let Some(recorder) = &recorder {
+        observers.push(Arc::clone(recorder) as Arc<dyn transport::CallObserver>);
+    }
+    if let Some(presence) = &presence {
+        observers.push(Arc::clone(presence) as Arc<dyn transport::CallObserver>);
+    }
+    let runtime = runtime();
+    let result = runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        let signals = shutdown.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let (Ok(mut term), Ok(mut int)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            signals.cancel();
+        });
+        let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+        Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
+    });
+    // Stdin closed, SIGTERM and SIGINT all end `serve`: the record goes with us.
+    if let Some(presence) = presence {
+        presence.finish();
+    }
+    // In-flight blocking reads of stdin must not keep the process alive.
+    runtime.shutdown_background();
+    // Every call has been observed by now: write what is still queued.
+    if let Some(recorder) = recorder {
+        recorder.finish();
+    }
+    if let Some(writer) = audit {
+        writer.finish();
+    }
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gitward: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! What `serve` and `call` both start: the async runtime and the audit writer.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::audit::{self, AuditConfig, AuditError, Ledger};
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("the async runtime must start")
+}
+
+/// Opens the audit ledger and its writer thread; `Ok(None)` when audit is off.
+pub fn start_audit() -> Result<Option<Arc<audit::writer::AuditWriter>>, ExitCode> {
+    let config = match AuditConfig::from_env() {
+        Ok(Some(config)) => config,
+        Ok(None) => return Ok(None),
+        Err(AuditError::NoLocation) => {
+            eprintln!("gitward: {}; audit is off", AuditError::NoLocation);
+            return Ok(None);
+        }
+        Err(e) => {
+            eprintln!("gitward: {e}; refusing to start");
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    let started = Ledger::open(config).and_then(audit::writer::AuditWriter::spawn);
+    match started {
+        Ok(writer) => Ok(Some(writer)),
+        Err(e) => {
+            eprintln!("gitward: cannot start the audit writer: {e}; refusing to start");
+            Err(ExitCode::FAILURE)
+        }
+    }
+}

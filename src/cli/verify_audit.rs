@@ -1,0 +1,104 @@
+//! `gitward verify-audit PATH`: exit 0 verified, 3 not, 2 usage.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::Value;
+
+use crate::audit;
+
+/// Verify an audit ledger (exit 0 ok, 3 broken, 2 usage).
+#[derive(Debug, Args)]
+#[command(args_override_self = true)]
+pub struct VerifyAuditArgs {
+    /// The ledger file (its rotated segments are found beside it).
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    /// A public key the signatures may be made with (repeatable).
+    #[arg(long, value_name = "PEM")]
+    pubkey: Vec<PathBuf>,
+    /// Fail on any unsigned entry.
+    #[arg(long)]
+    require_signed: bool,
+    /// Fail on any recorded break.
+    #[arg(long)]
+    require_unbroken: bool,
+}
+
+impl VerifyAuditArgs {
+    pub fn run(self) -> ExitCode {
+        let mut keys = Vec::with_capacity(self.pubkey.len());
+        for file in &self.pubkey {
+            match audit::signing::load_public_key(file) {
+                Ok(key) => keys.push(key),
+                Err(why) => return super::usage_error("verify-audit", &format!("--pubkey {why}")),
+            }
+        }
+        verify(
+            &self.path,
+            &keys,
+            self.require_signed,
+            self.require_unbroken,
+        )
+    }
+}
+
+fn verify(
+    path: &std::path::Path,
+    keys: &[ed25519_dalek::VerifyingKey],
+    require_signed: bool,
+    require_unbroken: bool,
+) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    let verified = audit::verify_audit_ledger(path, keys, require_signed).and_then(|report| {
+        if report.breaks == 0 {
+            return Ok(report);
+        }
+        eprintln!(
+            "gitward: the audit ledger has {} recorded break(s): a segment ended in bytes that \
+             were not valid entries; the writer that found them recorded their hash and went on \
+             in a new segment",
+            report.breaks
+        );
+        if !require_unbroken {
+            return Ok(report);
+        }
+        let failure = audit::verify::VerifyFailure {
+            segment: None,
+            line: None,
+            reason: format!("{} recorded break(s), and none are allowed", report.breaks),
+        };
+        Err(audit::verify::VerifyError::Failed(Box::new((
+            failure, report,
+        ))))
+    });
+    match verified {
+        Ok(report) => {
+            let mut line = serde_json::json!({ "ok": true });
+            merge(&mut line, &report);
+            let _ = writeln!(out, "{line}");
+            ExitCode::SUCCESS
+        }
+        Err(audit::verify::VerifyError::NotFound(path)) => super::usage_error(
+            "verify-audit",
+            &format!("no audit ledger at {}", path.display()),
+        ),
+        Err(audit::verify::VerifyError::Failed(failed)) => {
+            let (failure, report) = *failed;
+            eprintln!("gitward: audit ledger does not verify: {failure}");
+            let mut line = serde_json::json!({ "ok": false, "failure": failure });
+            merge(&mut line, &report);
+            let _ = writeln!(out, "{line}");
+            ExitCode::from(3)
+        }
+    }
+}
+
+fn merge(line: &mut Value, report: &audit::VerifyReport) {
+    if let (Value::Object(line), Ok(Value::Object(counters))) = (line, serde_json::to_value(report))
+    {
+        line.extend(counters);
+    }
+}
