@@ -394,9 +394,9 @@ async fn branch_stack(
         ])
         .capture_allowing(4096, &[0, 128]);
     let (symbolic, head, upstream, bases, version) = tokio::try_join!(
-        symbolic,
-        git.head(),
-        upstream,
+        async { Ok::<_, ToolError>(symbolic.await?) },
+        async { Ok::<_, ToolError>(git.head().await?) },
+        async { Ok::<_, ToolError>(upstream.await?) },
         lines_of(git, base_patterns, 1024 * 1024),
         git_version(git),
     )?;
@@ -451,6 +451,7 @@ async fn branch_stack(
             _ => Ok(None),
         }
     };
+    let listing = async { Ok::<_, ToolError>(listing.await?) };
     let (listing, detached_base) = tokio::try_join!(listing, detached_base)?;
     let mut lines = parse_branch_lines(
         &listing.sink.bytes,

@@ -592,7 +592,7 @@ fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
 fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     let canonical = match repo::canonical_dir(config, "repoPaths", path) {
         Ok(c) => c,
-        Err(err) => return Scan::failed(path, reason(&err)),
+        Err(err) => return Scan::failed(path, reason(err)),
     };
     let Some(layout) = locate(&canonical) else {
         return Scan::failed(
@@ -805,13 +805,13 @@ async fn scan_with_git(
 ) -> Result<(Vec<Raw>, u64, bool), String> {
     let repo = repo::open(&ctx.config, "repoPaths", path, &ctx.cancel)
         .await
-        .map_err(|e| reason(&e))?;
+        .map_err(reason)?;
     let git = Git::new(&repo, &ctx.cancel).with_timeout(crate::process::DEFAULT_TIMEOUT * 3);
     let listed = git
         .cmd(["reflog", "list"])
         .capture(4 * 1024 * 1024)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let mut refs: Vec<String> = String::from_utf8_lossy(&listed.sink.bytes)
         .lines()
         .filter(|r| {
@@ -837,7 +837,7 @@ async fn scan_with_git(
         .args(refs.iter())
         .stream(Records::new(Walk::new(MAX_WALK_ENTRIES)))
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let walk = walked
         .sink
         .finish(!walked.stopped_early)

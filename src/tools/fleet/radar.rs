@@ -401,10 +401,11 @@ async fn look(
 ) -> Result<(), String> {
     let repo = repo::open(config, "repoPaths", path, cancel)
         .await
-        .map_err(|e| reason(&e))?;
+        .map_err(reason)?;
     entry.repo_path = repo.display();
     entry.disarmed_filters = repo.disarmed_filters();
-    repo.require_worktree().map_err(|e| e.message)?;
+    repo.require_worktree()
+        .map_err(|e| ToolError::from(e).message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
     let status = git
         .cmd(["status", "--porcelain=v2", "-z", "--branch"])
@@ -414,7 +415,7 @@ async fn look(
         .cmd(["log", "-1", "--format=%ct"])
         .capture_allowing(64, &[0, 128]);
     let (status, last) = tokio::join!(status, last);
-    let status = status.map_err(|e| e.message)?;
+    let status = status.map_err(|e| ToolError::from(e).message)?;
     let status = status.sink.finish(true).map_err(|e| e.to_string())?;
     if let Ok(last) = last
         && last.success()
@@ -480,7 +481,7 @@ fn operation(git_dir: &Path) -> Option<&'static str> {
 /// Would merging the upstream conflict? merge-tree writes no file of the repository (it
 /// may freshen an existing object's modification time; see `crate::git::merge`).
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
-    let scratch = Scratch::new(repo).map_err(|e| e.message)?;
+    let scratch = Scratch::new(repo).map_err(|e| ToolError::from(e).message)?;
     let done = git
         .merge_tree(
             &scratch,
@@ -494,7 +495,7 @@ async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<
         )
         .stream_allowing(Records::new(MergeTree::new(MAX_CONFLICT_PATHS)), &[0, 1])
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let merged = done
         .sink
         .finish(!done.stopped_early)
