@@ -10,6 +10,7 @@ pub mod error;
 mod gitlinks;
 pub mod index_copy;
 pub mod merge;
+pub mod operation;
 pub mod reach;
 pub mod repo;
 mod trust;

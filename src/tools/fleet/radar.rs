@@ -9,7 +9,6 @@
 //! temporary object directory (the repository's own objects serve as an alternate) that
 //! is deleted afterwards: the repository is left exactly as it was. Nothing is fetched.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -439,7 +438,12 @@ async fn look(
     entry.conflicted_files = status.counts.conflicted;
     entry.dirty = status.counts.entries > 0;
     entry.conflict_active = status.counts.conflicted > 0;
-    entry.operation = operation(&repo.git_dir);
+    let git_dir = repo.git_dir.clone();
+    entry.operation = crate::safe_file::off_thread(cancel, move || {
+        crate::git::operation::in_progress(&git_dir).map(|op| op.kind)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     if entry.conflict_active {
         entry.conflict_operation = entry.operation.or(Some("merge"));
     }
@@ -452,30 +456,6 @@ async fn look(
         }
     }
     Ok(())
-}
-
-/// The operation in progress, from the marker files git leaves in the git directory.
-fn operation(git_dir: &Path) -> Option<&'static str> {
-    let has = |name: &str| git_dir.join(name).exists();
-    if has("rebase-merge") {
-        Some("rebase")
-    } else if has("rebase-apply") {
-        Some(if has("rebase-apply/applying") {
-            "am"
-        } else {
-            "rebase"
-        })
-    } else if has("MERGE_HEAD") {
-        Some("merge")
-    } else if has("CHERRY_PICK_HEAD") {
-        Some("cherry-pick")
-    } else if has("REVERT_HEAD") {
-        Some("revert")
-    } else if has("BISECT_LOG") {
-        Some("bisect")
-    } else {
-        None
-    }
 }
 
 /// Would merging the upstream conflict? merge-tree writes no file of the repository (it
