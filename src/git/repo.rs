@@ -27,7 +27,7 @@ pub enum ObjectFormat {
     Sha256,
 }
 
-/// A repository the caller may use.
+/// A repository the caller may use, opened and checked.
 #[derive(Debug)]
 pub struct Repo {
     /// Canonical top level of the working tree; for a bare repository, its git directory.
@@ -46,6 +46,9 @@ pub struct Repo {
     /// Further files whose change means the repository must be checked again (the
     /// alternates files read when checking the allowed roots).
     pub(crate) watched: Vec<PathBuf>,
+    /// Private, so a `Repo` exists only through [`open`] and [`open_path`]: the path
+    /// checks and driver disarming cannot be skipped by building one by hand.
+    _sealed: (),
 }
 
 /// Where no trusted driver's program may live: the repository's own directories and
@@ -317,6 +320,7 @@ async fn discover(
         object_format,
         disarm,
         watched: Vec::new(),
+        _sealed: (),
     };
     Ok((repo, drivers.watched))
 }

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::{Fleet, bounded, check_paths, reason};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
-use crate::git::{Git, ObjectFormat, Oid, Repo, repo};
+use crate::git::{Git, Oid, Repo, repo};
 use crate::parse::reflog_file;
 use crate::parse::reflog_walk::{self, Walk};
 use crate::parse::{ParseError, Records};
@@ -530,7 +530,6 @@ impl Scan {
 #[derive(Debug, Clone)]
 struct Layout {
     top: PathBuf,
-    bare: bool,
     git_dir: PathBuf,
     common_dir: PathBuf,
 }
@@ -551,16 +550,16 @@ fn locate(dir: &Path) -> Option<Layout> {
                 std::fs::canonicalize(d.join(target)).ok()?
             };
             if is_git_dir(&git_dir) {
-                return Some(layout(d.to_path_buf(), false, git_dir));
+                return Some(layout(d.to_path_buf(), git_dir));
             }
         }
         if is_git_dir(d) {
             // Inside the `.git` of a working tree the repository is that working tree.
             return Some(match (d.file_name(), d.parent()) {
                 (Some(name), Some(parent)) if name == ".git" => {
-                    layout(parent.to_path_buf(), false, d.to_path_buf())
+                    layout(parent.to_path_buf(), d.to_path_buf())
                 }
-                _ => layout(d.to_path_buf(), true, d.to_path_buf()),
+                _ => layout(d.to_path_buf(), d.to_path_buf()),
             });
         }
         at = d.parent();
@@ -574,7 +573,7 @@ fn is_git_dir(dir: &Path) -> bool {
         && (dir.join("refs").exists() || dir.join("commondir").is_file())
 }
 
-fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
+fn layout(top: PathBuf, git_dir: PathBuf) -> Layout {
     let common_dir = crate::safe_file::read_in(&git_dir, "commondir", 4096)
         .ok()
         .and_then(|rel| String::from_utf8(rel).ok())
@@ -582,7 +581,6 @@ fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
         .unwrap_or_else(|| git_dir.clone());
     Layout {
         top,
-        bare,
         git_dir,
         common_dir,
     }
@@ -956,15 +954,26 @@ async fn rewrites(ctx: &CallCtx, scans: &[Scan], chosen: &[(usize, Raw)]) -> (Ve
         }
         answers.push(known);
     }
-    let repos: HashMap<usize, Arc<Repo>> = checks
-        .iter()
-        .filter_map(|(r, ..)| {
-            Some((
-                *r,
-                Arc::new(repo_of(scans[*r].layout.as_ref()?, chosen, *r)),
-            ))
-        })
-        .collect();
+    // Each repository is opened the one checked way (driver disarming included) before
+    // any command runs in it; one that cannot be opened leaves its checks undecided.
+    let mut tops: Vec<(usize, PathBuf)> = Vec::new();
+    for (r, ..) in &checks {
+        if let Some(layout) = &scans[*r].layout
+            && !tops.iter().any(|(seen, _)| seen == r)
+        {
+            tops.push((*r, layout.top.clone()));
+        }
+    }
+    let (config, cancel) = (Arc::clone(&ctx.config), ctx.cancel.clone());
+    let opened = bounded(tops, PARALLEL_CHECKS, move |(r, top)| {
+        let (config, cancel) = (Arc::clone(&config), cancel.clone());
+        async move {
+            let repo = repo::open_path(&config, "repoPaths", &top, &cancel).await;
+            repo.ok().map(|repo| (r, repo))
+        }
+    })
+    .await;
+    let repos: HashMap<usize, Arc<Repo>> = opened.into_iter().flatten().flatten().collect();
     let jobs: Vec<(usize, Oid, Oid, Option<Arc<Repo>>)> = checks
         .iter()
         .map(|(r, o, n)| (*r, o.clone(), n.clone(), repos.get(r).cloned()))
@@ -1013,30 +1022,6 @@ async fn rewrites(ctx: &CallCtx, scans: &[Scan], chosen: &[(usize, Raw)]) -> (Ve
         })
         .collect();
     (values, unchecked)
-}
-
-/// A repository handle for read commands, built from what the files showed: no process
-/// was needed to find it, and the checks `repo::open` makes on the path were made.
-fn repo_of(layout: &Layout, chosen: &[(usize, Raw)], r: usize) -> Repo {
-    let sha256 = chosen
-        .iter()
-        .filter(|(i, _)| *i == r)
-        .filter_map(|(_, raw)| raw.new.as_ref().or(raw.old.as_ref()))
-        .any(|o| o.as_str().len() == 64);
-    Repo {
-        path: layout.top.clone(),
-        worktree: (!layout.bare).then(|| layout.top.clone()),
-        git_dir: layout.git_dir.clone(),
-        common_dir: layout.common_dir.clone(),
-        bare: layout.bare,
-        object_format: if sha256 {
-            ObjectFormat::Sha256
-        } else {
-            ObjectFormat::Sha1
-        },
-        disarm: Vec::new(),
-        watched: Vec::new(),
-    }
 }
 
 #[cfg(test)]
