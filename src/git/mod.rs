@@ -172,6 +172,13 @@ impl<'a> Git<'a> {
     }
 }
 
+/// The `(major, minor)` version of the git in use, asked once per process.
+pub async fn version() -> Result<(u32, u32), GitError> {
+    crate::process::program::git_version()
+        .await
+        .map_err(|e| GitError::run(&["git".to_owned(), "--version".to_owned()], e))
+}
+
 /// One git command line, ready to run.
 pub struct Command {
     inv: Invocation,
