@@ -410,19 +410,12 @@ fn dedup(paths: Vec<String>) -> Vec<String> {
 /// FluxGit's registered repositories inside the allowed roots, sorted, at most
 /// [`MAX_REPOS`]; the flag says whether more were left out.
 fn registered(config: &Config) -> (Vec<String>, bool) {
-    let Some(dir) = config.run_dir.as_ref().map(|d| d.join("repos")) else {
+    let Some(run_dir) = config.run_dir.as_deref() else {
         return (Vec::new(), false);
     };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return (Vec::new(), false);
-    };
-    let mut paths: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".path"))
-        .filter_map(|e| crate::safe_file::read(&e.path(), 4096).ok())
-        .filter_map(|bytes| String::from_utf8(bytes).ok())
-        .map(|text| text.trim_end_matches(['\n', '\r']).to_owned())
-        .filter(|p| !p.chars().any(char::is_control) && Path::new(p).is_absolute())
+    let mut paths: Vec<String> = crate::registry::entries(run_dir)
+        .into_iter()
+        .map(|r| r.path)
         .filter(|p| {
             // Registered paths are canonical when written; resolving again judges the
             // roots by where they lead today.
