@@ -117,6 +117,31 @@ impl ToolError {
     }
 }
 
+impl From<crate::git::GitError> for ToolError {
+    fn from(err: crate::git::GitError) -> Self {
+        use crate::git::GitError;
+        match err {
+            GitError::Invalid { arg, reason } => ToolError::invalid(&arg, reason),
+            GitError::Failed {
+                command,
+                code,
+                stderr,
+            } => ToolError::git(&command, code, &stderr),
+            GitError::Unsupported(reason) => ToolError::unsupported(reason),
+            GitError::Run { command, source } => ToolError::from_run(&command, source),
+            GitError::Stalled(stalled) => stalled.into(),
+            GitError::Internal(details) => ToolError::internal(details),
+        }
+    }
+}
+
+/// A parse failure is our bug or a git we do not understand; never the caller's.
+impl From<crate::parse::ParseError> for ToolError {
+    fn from(err: crate::parse::ParseError) -> Self {
+        ToolError::internal(err.to_string())
+    }
+}
+
 impl From<crate::safe_file::Stalled> for ToolError {
     fn from(err: crate::safe_file::Stalled) -> Self {
         use crate::safe_file::Stalled;

@@ -21,6 +21,7 @@ pub mod model;
 pub mod parse;
 pub mod presence;
 pub mod process;
+pub mod registry;
 pub mod safe_file;
 pub mod specs;
 pub mod tools;

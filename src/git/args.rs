@@ -6,7 +6,7 @@
 //! could still confuse git: a revision with a leading `-` or control characters, a path
 //! that is absolute, holds a `..` segment or a NUL.
 
-use crate::error::ToolError;
+use super::error::GitError;
 
 /// Longest revision expression we accept.
 pub const MAX_REV_LEN: usize = 1024;
@@ -19,29 +19,29 @@ pub struct Rev(String);
 
 impl Rev {
     /// An optional argument: absent stays `None`, present must be valid.
-    pub fn parse_opt(field: &str, value: Option<&str>) -> Result<Option<Rev>, ToolError> {
-        value.map(|v| Rev::parse(field, v)).transpose()
+    pub fn parse_opt(arg: &str, value: Option<&str>) -> Result<Option<Rev>, GitError> {
+        value.map(|v| Rev::parse(arg, v)).transpose()
     }
 
-    pub fn parse(field: &str, value: &str) -> Result<Rev, ToolError> {
+    pub fn parse(arg: &str, value: &str) -> Result<Rev, GitError> {
         if value.is_empty() {
-            return Err(ToolError::invalid(field, "must not be empty"));
+            return Err(GitError::invalid(arg, "must not be empty"));
         }
         if value.len() > MAX_REV_LEN {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 format!("must be at most {MAX_REV_LEN} bytes"),
             ));
         }
         if value.starts_with('-') {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 "must not start with '-' (a ref named like an option can be written as refs/heads/<name>)",
             ));
         }
         if value.chars().any(char::is_control) {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 "must not contain control characters (NUL, newline, …)",
             ));
         }
@@ -101,37 +101,37 @@ pub struct RepoRelPath(String);
 
 impl RepoRelPath {
     /// An optional argument: absent stays `None`, present must be valid.
-    pub fn parse_opt(field: &str, value: Option<&str>) -> Result<Option<RepoRelPath>, ToolError> {
-        value.map(|v| RepoRelPath::parse(field, v)).transpose()
+    pub fn parse_opt(arg: &str, value: Option<&str>) -> Result<Option<RepoRelPath>, GitError> {
+        value.map(|v| RepoRelPath::parse(arg, v)).transpose()
     }
 
-    pub fn parse(field: &str, value: &str) -> Result<RepoRelPath, ToolError> {
+    pub fn parse(arg: &str, value: &str) -> Result<RepoRelPath, GitError> {
         let trimmed = value.trim_end_matches('/');
         if trimmed.is_empty() || trimmed == "." {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 "must name a path inside the repository (omit it for the whole repository)",
             ));
         }
         if value.len() > MAX_PATH_LEN {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 format!("must be at most {MAX_PATH_LEN} bytes"),
             ));
         }
         if value.starts_with('/') || value.starts_with('\\') {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 "must be relative to the repository top level",
             ));
         }
         // Every path reaches git after `--` with `--literal-pathspecs`, so a leading `:`
         // is a file name, never pathspec magic; tabs and newlines are legal in names too.
         if value.contains('\0') {
-            return Err(ToolError::invalid(field, "must not contain NUL"));
+            return Err(GitError::invalid(arg, "must not contain NUL"));
         }
         if trimmed.split(['/', '\\']).any(|c| c == "..") {
-            return Err(ToolError::invalid(field, "must not contain '..' segments"));
+            return Err(GitError::invalid(arg, "must not contain '..' segments"));
         }
         Ok(RepoRelPath(trimmed.trim_start_matches("./").to_owned()))
     }

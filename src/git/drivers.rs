@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
+use super::error::GitError;
 use super::{gitlinks, trust};
-use crate::error::ToolError;
 use crate::process::{Invocation, Program};
 
 /// How much `git config --list` output one repository may have before we refuse it.
@@ -92,7 +92,7 @@ fn key(section: &[u8], name: &[u8], var: &str) -> OsString {
 }
 
 /// Finds the drivers configured for the repository git finds from `dir`.
-pub(crate) async fn own(dir: &Path, cancel: &CancellationToken) -> Result<Found, ToolError> {
+pub(crate) async fn own(dir: &Path, cancel: &CancellationToken) -> Result<Found, GitError> {
     let mut found = Found::default();
     read_config(dir, &[], true, &mut found, cancel).await?;
     Ok(found)
@@ -105,7 +105,7 @@ pub(crate) async fn submodules(
     git_dir: &Path,
     found: &mut Found,
     cancel: &CancellationToken,
-) -> Result<(), ToolError> {
+) -> Result<(), GitError> {
     if !gitlinks::may_hold_gitlinks(git_dir).await {
         return Ok(());
     }
@@ -135,8 +135,8 @@ pub(crate) async fn submodules(
     Ok(())
 }
 
-fn refused(why: &str) -> ToolError {
-    ToolError::git(&["git".to_owned(), "config".to_owned()], None, why)
+fn refused(why: &str) -> GitError {
+    GitError::failed(&["git".to_owned(), "config".to_owned()], None, why)
 }
 
 /// Reads one repository's configuration into `found`. Merge drivers count only for the
@@ -147,7 +147,7 @@ async fn read_config(
     with_merges: bool,
     found: &mut Found,
     cancel: &CancellationToken,
-) -> Result<(), ToolError> {
+) -> Result<(), GitError> {
     let out = Invocation::new(Program::Git)
         .dir(dir)
         .args(extra.iter().copied())
@@ -162,7 +162,7 @@ async fn read_config(
         ])
         .capture(LIST_CAP, cancel)
         .await
-        .map_err(|e| ToolError::from_run(&["git".to_owned(), "config".to_owned()], e))?;
+        .map_err(|e| GitError::run(&["git".to_owned(), "config".to_owned()], e))?;
     if out.sink.truncated {
         // A cut list would leave the rest armed: refuse rather than run them.
         return Err(refused(

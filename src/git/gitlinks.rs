@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
+use super::error::GitError;
 use crate::process::{Invocation, Program};
 
 /// A gitlink's mode as an index entry stores it.
@@ -79,16 +79,16 @@ fn scan(git_dir: &Path) -> bool {
 pub(crate) async fn checked_out(
     top: &Path,
     cancel: &CancellationToken,
-) -> Result<Vec<PathBuf>, ToolError> {
+) -> Result<Vec<PathBuf>, GitError> {
     let shown = || vec!["git".to_owned(), "ls-files".to_owned()];
     let out = Invocation::new(Program::Git)
         .dir(top)
         .args(["--no-optional-locks", "ls-files", "-s", "-z", "--full-name"])
         .capture(LIST_CAP, cancel)
         .await
-        .map_err(|e| ToolError::from_run(&shown(), e))?;
+        .map_err(|e| GitError::run(&shown(), e))?;
     if out.sink.truncated {
-        return Err(ToolError::git(
+        return Err(GitError::failed(
             &shown(),
             None,
             "the index is too large to check for submodules",

@@ -12,8 +12,8 @@ use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
+use super::error::GitError;
 use super::{Command, Git, Repo};
-use crate::error::ToolError;
 
 /// The largest index copied; a bigger one is refused rather than read unbounded.
 const MAX_INDEX: u64 = 1 << 30;
@@ -27,16 +27,16 @@ pub struct IndexCopy {
 impl IndexCopy {
     /// Copies the index of `repo`'s worktree (none yet is fine: git reads a missing index
     /// as empty). Blocking file work runs off the async workers.
-    pub async fn new(repo: &Repo) -> Result<IndexCopy, ToolError> {
+    pub async fn new(repo: &Repo) -> Result<IndexCopy, GitError> {
         let source = repo.git_dir.join("index");
         tokio::task::spawn_blocking(move || copy(source))
             .await
-            .map_err(|e| ToolError::internal(format!("index copy stopped: {e}")))?
+            .map_err(|e| GitError::internal(format!("index copy stopped: {e}")))?
     }
 }
 
-fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
-    let failed = |e: std::io::Error| ToolError::internal(format!("cannot copy the index: {e}"));
+fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
+    let failed = |e: std::io::Error| GitError::internal(format!("cannot copy the index: {e}"));
     let dir = tempfile::Builder::new()
         .prefix("gitward-index-")
         .tempdir()
@@ -53,7 +53,7 @@ fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
             return Ok(IndexCopy { _dir: dir, path });
         }
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
-            return Err(ToolError::unsupported(
+            return Err(GitError::unsupported(
                 "the repository's index is a symbolic link, which gitward does not follow",
             ));
         }
@@ -61,7 +61,7 @@ fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
     };
     let meta = file.metadata().map_err(failed)?;
     if !meta.is_file() {
-        return Err(ToolError::unsupported(
+        return Err(GitError::unsupported(
             "the repository's index is not a regular file",
         ));
     }
@@ -69,7 +69,7 @@ fn copy(source: PathBuf) -> Result<IndexCopy, ToolError> {
     let mut out = File::create_new(&path).map_err(failed)?;
     let copied = std::io::copy(&mut reader, &mut out).map_err(failed)?;
     if copied > MAX_INDEX {
-        return Err(ToolError::unsupported(
+        return Err(GitError::unsupported(
             "the repository's index is larger than gitward reads",
         ));
     }

@@ -15,8 +15,8 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
+use super::error::GitError;
 use super::{Command, Git, Repo};
-use crate::error::ToolError;
 
 /// A temporary object directory for `merge-tree` to write into, removed on drop.
 pub struct Scratch {
@@ -25,11 +25,11 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    pub fn new(repo: &Repo) -> Result<Scratch, ToolError> {
+    pub fn new(repo: &Repo) -> Result<Scratch, GitError> {
         let dir = tempfile::Builder::new()
             .prefix("gitward-merge-")
             .tempdir()
-            .map_err(|e| ToolError::internal(format!("cannot create a scratch directory: {e}")))?;
+            .map_err(|e| GitError::internal(format!("cannot create a scratch directory: {e}")))?;
         Ok(Scratch {
             dir,
             alternates: alternate_entry(&repo.common_dir.join("objects")),

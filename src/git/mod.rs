@@ -1,14 +1,16 @@
 //! Typed git invocations for one repository.
 //!
 //! [`Git`] puts the read-only safety options in front of every command and turns a
-//! non-zero exit into a [`ToolError`] carrying git's message. Tools build argv here and
+//! non-zero exit into a [`GitError`] carrying git's message. Tools build argv here and
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
 mod drivers;
+pub mod error;
 mod gitlinks;
 pub mod index_copy;
 pub mod merge;
+pub mod operation;
 pub mod reach;
 pub mod repo;
 mod trust;
@@ -19,9 +21,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ToolError;
 use crate::process::{Capped, Finished, Invocation, Program, Sink};
 pub use args::{Oid, RepoRelPath, Rev};
+pub use error::GitError;
 pub use repo::{ObjectFormat, Repo};
 
 /// Settings placed before every read command. Each one removes a way for a repository's
@@ -135,7 +137,7 @@ impl<'a> Git<'a> {
     }
 
     /// Resolves a revision to the commit it names, or says which argument was wrong.
-    pub async fn resolve_commit(&self, field: &str, rev: &Rev) -> Result<Oid, ToolError> {
+    pub async fn resolve_commit(&self, arg: &str, rev: &Rev) -> Result<Oid, GitError> {
         let spec = format!("{}^{{commit}}", rev.as_str());
         let out = self
             .cmd([
@@ -150,15 +152,15 @@ impl<'a> Git<'a> {
         let text = String::from_utf8_lossy(&out.sink.bytes);
         match (out.code, Oid::parse(text.trim())) {
             (Some(0), Some(oid)) => Ok(oid),
-            _ => Err(ToolError::invalid(
-                field,
+            _ => Err(GitError::invalid(
+                arg,
                 format!("no commit named '{}' in this repository", rev.as_str()),
             )),
         }
     }
 
     /// The commit HEAD points at, or `None` on an unborn branch.
-    pub async fn head(&self) -> Result<Option<Oid>, ToolError> {
+    pub async fn head(&self) -> Result<Option<Oid>, GitError> {
         let out = self
             .cmd(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
             .capture_allowing(4096, &[0, 1, 128])
@@ -168,6 +170,13 @@ impl<'a> Git<'a> {
             .then(|| Oid::parse(String::from_utf8_lossy(&out.sink.bytes).trim()))
             .flatten())
     }
+}
+
+/// The `(major, minor)` version of the git in use, asked once per process.
+pub async fn version() -> Result<(u32, u32), GitError> {
+    crate::process::program::git_version()
+        .await
+        .map_err(|e| GitError::run(&["git".to_owned(), "--version".to_owned()], e))
 }
 
 /// One git command line, ready to run.
@@ -214,7 +223,7 @@ impl Command {
     }
 
     /// Runs and requires exit 0, keeping at most `cap` bytes of stdout.
-    pub async fn capture(self, cap: usize) -> Result<Finished<Capped>, ToolError> {
+    pub async fn capture(self, cap: usize) -> Result<Finished<Capped>, GitError> {
         self.capture_allowing(cap, &[0]).await
     }
 
@@ -223,12 +232,12 @@ impl Command {
         self,
         cap: usize,
         ok: &[i32],
-    ) -> Result<Finished<Capped>, ToolError> {
+    ) -> Result<Finished<Capped>, GitError> {
         self.stream_allowing(Capped::new(cap), ok).await
     }
 
     /// Runs, handing stdout to `sink`, and requires exit 0.
-    pub async fn stream<S: Sink>(self, sink: S) -> Result<Finished<S>, ToolError> {
+    pub async fn stream<S: Sink>(self, sink: S) -> Result<Finished<S>, GitError> {
         self.stream_allowing(sink, &[0]).await
     }
 
@@ -236,17 +245,17 @@ impl Command {
         self,
         sink: S,
         ok: &[i32],
-    ) -> Result<Finished<S>, ToolError> {
+    ) -> Result<Finished<S>, GitError> {
         let shown = self.shown();
         let done = self
             .inv
             .stream(sink, &self.cancel)
             .await
-            .map_err(|e| ToolError::from_run(&shown, e))?;
+            .map_err(|e| GitError::run(&shown, e))?;
         if done.stopped_early || done.code.is_some_and(|c| ok.contains(&c)) {
             Ok(done)
         } else {
-            Err(ToolError::git(&shown, done.code, &done.stderr_text()))
+            Err(GitError::failed(&shown, done.code, &done.stderr_text()))
         }
     }
 }

@@ -15,8 +15,8 @@ use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 
 use super::drivers;
+use super::error::GitError;
 use crate::config::Config;
-use crate::error::ToolError;
 use crate::process::{Invocation, Program};
 
 /// The hash function of a repository's object ids.
@@ -27,7 +27,7 @@ pub enum ObjectFormat {
     Sha256,
 }
 
-/// A repository the caller may use.
+/// A repository the caller may use, opened and checked.
 #[derive(Debug)]
 pub struct Repo {
     /// Canonical top level of the working tree; for a bare repository, its git directory.
@@ -46,6 +46,9 @@ pub struct Repo {
     /// Further files whose change means the repository must be checked again (the
     /// alternates files read when checking the allowed roots).
     pub(crate) watched: Vec<PathBuf>,
+    /// Private, so a `Repo` exists only through [`open`] and [`open_path`]: the path
+    /// checks and driver disarming cannot be skipped by building one by hand.
+    _sealed: (),
 }
 
 /// Where no trusted driver's program may live: the repository's own directories and
@@ -77,10 +80,10 @@ impl Repo {
     }
 
     /// Errors with a clear reason unless the repository has a working tree.
-    pub fn require_worktree(&self) -> Result<&Path, ToolError> {
-        self.worktree.as_deref().ok_or_else(|| {
-            ToolError::unsupported("bare repository: this tool needs a working tree")
-        })
+    pub fn require_worktree(&self) -> Result<&Path, GitError> {
+        self.worktree
+            .as_deref()
+            .ok_or_else(|| GitError::unsupported("bare repository: this tool needs a working tree"))
     }
 }
 
@@ -119,48 +122,49 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Default::default)
 }
 
-/// Checks `value` (the argument named `field`) and opens the repository it names.
+/// Checks `value` and opens the repository it names. `arg` names where the value came
+/// from (an argument name, say) so a refusal can say what to fix; it is only text.
 pub async fn open(
     config: &Config,
-    field: &str,
+    arg: &str,
     value: &str,
     cancel: &CancellationToken,
-) -> Result<Arc<Repo>, ToolError> {
-    let canonical = canonical_dir(config, field, value)?;
-    open_canonical(config, field, canonical, cancel).await
+) -> Result<Arc<Repo>, GitError> {
+    let canonical = canonical_dir(config, arg, value)?;
+    open_canonical(config, arg, canonical, cancel).await
 }
 
 /// Opens the repository at a directory gitward found itself (a submodule's, say), whose
 /// path need not be UTF-8.
 pub async fn open_path(
     config: &Config,
-    field: &str,
+    arg: &str,
     dir: &Path,
     cancel: &CancellationToken,
-) -> Result<Arc<Repo>, ToolError> {
+) -> Result<Arc<Repo>, GitError> {
     let canonical = std::fs::canonicalize(dir)
-        .map_err(|_| ToolError::invalid(field, "does not exist or cannot be read"))?;
+        .map_err(|_| GitError::invalid(arg, "does not exist or cannot be read"))?;
     if !canonical.is_dir() {
-        return Err(ToolError::invalid(field, "is not a directory"));
+        return Err(GitError::invalid(arg, "is not a directory"));
     }
     if !config.allows(&canonical) {
-        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+        return Err(GitError::invalid(arg, "is outside the allowed roots"));
     }
-    open_canonical(config, field, canonical, cancel).await
+    open_canonical(config, arg, canonical, cancel).await
 }
 
 async fn open_canonical(
     config: &Config,
-    field: &str,
+    arg: &str,
     canonical: PathBuf,
     cancel: &CancellationToken,
-) -> Result<Arc<Repo>, ToolError> {
+) -> Result<Arc<Repo>, GitError> {
     if let Some(repo) = cached(&canonical) {
         return Ok(repo);
     }
-    let (mut repo, watched) = discover(config, field, &canonical, cancel).await?;
+    let (mut repo, watched) = discover(config, arg, &canonical, cancel).await?;
     if !config.allows(&repo.path) {
-        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+        return Err(GitError::invalid(arg, "is outside the allowed roots"));
     }
     if !config.allowed_roots.is_empty() {
         let roots = config.allowed_roots.clone();
@@ -169,7 +173,7 @@ async fn open_canonical(
             super::reach::check(&roots, &git_dir, &common_dir)
         })
         .await?
-        .map_err(|outside| ToolError::invalid(field, outside.0))?;
+        .map_err(|outside| GitError::invalid(arg, outside.0))?;
         repo.git_dir = reach.git_dir;
         repo.common_dir = reach.common_dir;
         repo.watched = reach.alternates_files;
@@ -184,27 +188,27 @@ async fn open_canonical(
 }
 
 /// Validates and canonicalises a directory argument without asking git.
-pub fn canonical_dir(config: &Config, field: &str, value: &str) -> Result<PathBuf, ToolError> {
+pub fn canonical_dir(config: &Config, arg: &str, value: &str) -> Result<PathBuf, GitError> {
     if value.is_empty() {
-        return Err(ToolError::invalid(field, "must not be empty"));
+        return Err(GitError::invalid(arg, "must not be empty"));
     }
     if value.chars().any(char::is_control) {
-        return Err(ToolError::invalid(
-            field,
+        return Err(GitError::invalid(
+            arg,
             "must not contain control characters",
         ));
     }
     let path = Path::new(value);
     if !path.is_absolute() {
-        return Err(ToolError::invalid(field, "must be an absolute path"));
+        return Err(GitError::invalid(arg, "must be an absolute path"));
     }
     let canonical = std::fs::canonicalize(path)
-        .map_err(|_| ToolError::invalid(field, "does not exist or cannot be read"))?;
+        .map_err(|_| GitError::invalid(arg, "does not exist or cannot be read"))?;
     if !canonical.is_dir() {
-        return Err(ToolError::invalid(field, "is not a directory"));
+        return Err(GitError::invalid(arg, "is not a directory"));
     }
     if !config.allows(&canonical) {
-        return Err(ToolError::invalid(field, "is outside the allowed roots"));
+        return Err(GitError::invalid(arg, "is outside the allowed roots"));
     }
     Ok(canonical)
 }
@@ -217,10 +221,10 @@ fn cached(canonical: &Path) -> Option<Arc<Repo>> {
 
 async fn discover(
     config: &Config,
-    field: &str,
+    arg: &str,
     dir: &Path,
     cancel: &CancellationToken,
-) -> Result<(Repo, Vec<PathBuf>), ToolError> {
+) -> Result<(Repo, Vec<PathBuf>), GitError> {
     // `--show-toplevel` comes last: in a bare repository it fails after the rest printed.
     let layout = Invocation::new(Program::Git)
         .dir(dir)
@@ -240,36 +244,36 @@ async fn discover(
     let drivers = drivers::own(dir, cancel);
     let (layout, drivers) = tokio::join!(layout, drivers);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let layout = layout.map_err(|e| ToolError::from_run(&args(&["git", "rev-parse"]), e))?;
+    let layout = layout.map_err(|e| GitError::run(&args(&["git", "rev-parse"]), e))?;
     let text = String::from_utf8_lossy(&layout.sink.bytes);
     let lines: Vec<&str> = text.lines().collect();
     let bare = lines.first() == Some(&"true");
     if !(layout.success() || (bare && lines.len() >= 4)) {
         let stderr = layout.stderr_text();
         if stderr.contains("not a git repository") {
-            return Err(ToolError::invalid(field, "is not inside a git repository"));
+            return Err(GitError::invalid(arg, "is not inside a git repository"));
         }
         if stderr.contains("dubious ownership") {
-            return Err(ToolError::git(
+            return Err(GitError::failed(
                 &args(&["git", "rev-parse"]),
                 layout.code,
                 &stderr,
             ));
         }
         if lines.first() == Some(&"false") && stderr.contains("work tree") {
-            return Err(ToolError::invalid(
-                field,
+            return Err(GitError::invalid(
+                arg,
                 "points inside a .git directory; give the working tree or a bare repository",
             ));
         }
-        return Err(ToolError::git(
+        return Err(GitError::failed(
             &args(&["git", "rev-parse"]),
             layout.code,
             &stderr,
         ));
     }
     let [_, git_dir, common_dir, format, ..] = lines.as_slice() else {
-        return Err(ToolError::internal(format!(
+        return Err(GitError::internal(format!(
             "unexpected rev-parse output: {text:?}"
         )));
     };
@@ -316,6 +320,7 @@ async fn discover(
         object_format,
         disarm,
         watched: Vec::new(),
+        _sealed: (),
     };
     Ok((repo, drivers.watched))
 }

@@ -40,13 +40,14 @@ pub fn git() -> Result<&'static Path, RunError> {
 /// The oldest git gitward works with: `merge-tree --write-tree` arrived in 2.38.
 pub const GIT_MIN: (u32, u32) = (2, 38);
 
-/// The verdict on the git binary's version: `Err` names a version that is too old.
+/// The verdict on the git binary's version: its `(major, minor)`, or why it cannot serve.
 /// Only a definite answer is kept; a check that could not run is tried again next time.
-static GIT_CHECKED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+static GIT_CHECKED: tokio::sync::OnceCell<Result<(u32, u32), String>> =
+    tokio::sync::OnceCell::const_new();
 
 /// Checks once, at the first git call, that git is new enough. Done lazily so that
 /// answering `initialize` never waits for a process.
-pub(super) async fn ensure_git_version(path: &Path) -> Result<(), RunError> {
+pub(super) async fn ensure_git_version(path: &Path) -> Result<(u32, u32), RunError> {
     let verdict = GIT_CHECKED
         .get_or_try_init(|| async {
             let inv = super::Invocation::new(Program::Git)
@@ -64,14 +65,20 @@ pub(super) async fn ensure_git_version(path: &Path) -> Result<(), RunError> {
     verdict.clone().map_err(RunError::Unsupported)
 }
 
+/// The `(major, minor)` version of the git in use; asked once per process, by the same
+/// check that refuses a git too old.
+pub async fn git_version() -> Result<(u32, u32), RunError> {
+    ensure_git_version(git()?).await
+}
+
 /// Judges `git --version` output (`git version 2.43.0`, `git version 2.39.3 (Apple Git-146)`,
 /// `git version 2.45.1.windows.1`).
-fn git_verdict(text: &str) -> Result<(), String> {
+fn git_verdict(text: &str) -> Result<(u32, u32), String> {
     let number = text.strip_prefix("git version ").unwrap_or(text);
     let number = number.split_whitespace().next().unwrap_or("");
     let mut parts = number.split('.').map(|p| p.parse::<u32>().ok());
     match (parts.next().flatten(), parts.next().flatten()) {
-        (Some(major), Some(minor)) if (major, minor) >= GIT_MIN => Ok(()),
+        (Some(major), Some(minor)) if (major, minor) >= GIT_MIN => Ok((major, minor)),
         (Some(_), Some(_)) => Err(format!(
             "git {number} is too old: gitward needs git {}.{} or newer (for merge-tree --write-tree)",
             GIT_MIN.0, GIT_MIN.1
@@ -89,10 +96,13 @@ mod tests {
 
     #[test]
     fn version_verdicts() {
-        assert_eq!(git_verdict("git version 2.38.0"), Ok(()));
-        assert_eq!(git_verdict("git version 2.39.3 (Apple Git-146)"), Ok(()));
-        assert_eq!(git_verdict("git version 2.45.1.windows.1"), Ok(()));
-        assert_eq!(git_verdict("git version 3.0.0"), Ok(()));
+        assert_eq!(git_verdict("git version 2.38.0"), Ok((2, 38)));
+        assert_eq!(
+            git_verdict("git version 2.39.3 (Apple Git-146)"),
+            Ok((2, 39))
+        );
+        assert_eq!(git_verdict("git version 2.45.1.windows.1"), Ok((2, 45)));
+        assert_eq!(git_verdict("git version 3.0.0"), Ok((3, 0)));
         assert_eq!(
             git_verdict("git version 2.37.7"),
             Err("git 2.37.7 is too old: gitward needs git 2.38 or newer (for merge-tree --write-tree)".into())

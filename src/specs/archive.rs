@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use super::target::{self, Mode, Owner, Target};
 use super::{SpecError, metadata, openspec, tasks};
 use crate::config::Config;
+use crate::error::ToolError;
 use crate::git::write::{GitWrite, Ran};
 use crate::git::{Git, repo};
 use crate::process::CancellationToken;
@@ -505,14 +506,14 @@ async fn porcelain(
         cancel,
     )
     .await
-    .map_err(|e| e.message)?;
+    .map_err(|e| ToolError::from(e).message)?;
     let mut args = vec!["status", "--porcelain", "-z", "--untracked-files=all", "--"];
     args.extend_from_slice(paths);
     let out = Git::new(&repo, cancel)
         .cmd(args)
         .capture(4 * 1024 * 1024)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     Ok(out
         .sink
         .bytes

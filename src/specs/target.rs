@@ -18,7 +18,8 @@ use super::SpecError;
 use super::confine;
 use super::workspace::{Folder, Workspace};
 use crate::config::Config;
-use crate::git::{Git, Repo, repo};
+use crate::error::ToolError;
+use crate::git::{Git, GitError, Repo, repo};
 use crate::parse::Records;
 use crate::parse::worktree::Worktrees;
 use crate::process::CancellationToken;
@@ -187,7 +188,7 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
             ));
             return Ok(owner);
         }
-        Err(e) if e.message.contains("not inside a git repository") => {
+        Err(GitError::Invalid { reason, .. }) if reason.contains("not inside a git repository") => {
             owner.not_git = Some("the folder is not a git repository".into());
             return Ok(owner);
         }
@@ -197,7 +198,7 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
                 "PROPOSAL_REPOSITORY_INVALID",
                 format!(
                     "the folder must be a readable git repository: {}",
-                    e.message
+                    ToolError::from(e).message
                 ),
             )
             .with(json!({ "folderId": folder.folder_id })));
@@ -228,7 +229,7 @@ pub async fn linked_worktrees(
             SpecError::new(
                 "WorkspaceError",
                 "MCP_WORKTREE_LIST_FAILED",
-                format!("git worktree list failed: {}", e.message),
+                format!("git worktree list failed: {}", ToolError::from(e).message),
             )
         })?;
     let list = done

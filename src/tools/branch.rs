@@ -8,7 +8,6 @@
 //! ids are the ones git recorded, and decides reachability with one bounded `rev-list`.
 
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -76,24 +75,10 @@ pub fn check_ref_name(field: &str, value: &str) -> Result<(), ToolError> {
 // ---------------------------------------------------------------------------------------
 // git version
 
-static GIT_VERSION: AtomicU32 = AtomicU32::new(0);
-
-/// `major * 1000 + minor` of the git in use, asked once per process.
-async fn git_version(git: &Git<'_>) -> Result<u32, ToolError> {
-    let cached = GIT_VERSION.load(Ordering::Relaxed);
-    if cached != 0 {
-        return Ok(cached);
-    }
-    let out = git.cmd(["version"]).capture(4096).await?;
-    let text = String::from_utf8_lossy(&out.sink.bytes);
-    let mut numbers = text
-        .trim()
-        .trim_start_matches("git version ")
-        .split(['.', ' '])
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let version = numbers.next().unwrap_or(0) * 1000 + numbers.next().unwrap_or(0);
-    GIT_VERSION.store(version.max(1), Ordering::Relaxed);
-    Ok(version.max(1))
+/// `major * 1000 + minor` of the git in use.
+async fn git_version() -> Result<u32, ToolError> {
+    let (major, minor) = crate::git::version().await?;
+    Ok(major * 1000 + minor)
 }
 
 /// `%(ahead-behind:…)` arrived in git 2.41.
@@ -394,11 +379,11 @@ async fn branch_stack(
         ])
         .capture_allowing(4096, &[0, 128]);
     let (symbolic, head, upstream, bases, version) = tokio::try_join!(
-        symbolic,
-        git.head(),
-        upstream,
+        async { Ok::<_, ToolError>(symbolic.await?) },
+        async { Ok::<_, ToolError>(git.head().await?) },
+        async { Ok::<_, ToolError>(upstream.await?) },
         lines_of(git, base_patterns, 1024 * 1024),
-        git_version(git),
+        git_version(),
     )?;
     let current_ref = symbolic.success().then(|| {
         String::from_utf8_lossy(&symbolic.sink.bytes)
@@ -451,6 +436,7 @@ async fn branch_stack(
             _ => Ok(None),
         }
     };
+    let listing = async { Ok::<_, ToolError>(listing.await?) };
     let (listing, detached_base) = tokio::try_join!(listing, detached_base)?;
     let mut lines = parse_branch_lines(
         &listing.sink.bytes,

@@ -18,6 +18,7 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::operation::{InProgress, in_progress};
 use crate::git::{Git, ObjectFormat, Repo, repo};
 use crate::model::{PathText, opt_name_text};
 use crate::parse::log::{self, Commit, Log};
@@ -324,9 +325,11 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     let files = convention_files(git, worktree.as_deref());
     let git_dir = repo.git_dir.clone();
     let operation = async {
-        crate::safe_file::off_thread(git.cancel(), move || read_operation(&git_dir))
-            .await
-            .map_err(ToolError::from)
+        crate::safe_file::off_thread(git.cancel(), move || {
+            in_progress(&git_dir).map(Operation::from)
+        })
+        .await
+        .map_err(ToolError::from)
     };
     let (status, bare_head, commits, refs, config, modules, files, operation) = tokio::try_join!(
         status, bare_head, commits, refs, config, modules, files, operation
@@ -1013,108 +1016,18 @@ fn read_capped(top: &Path, rel: &str, cap: u64) -> Vec<u8> {
     crate::safe_file::read_prefix_in(top, rel, cap).unwrap_or_default()
 }
 
-/// Marker files hold a ref name, an object id or a number.
-const MARKER_CAP: u64 = 4096;
-
-fn read_trimmed(git_dir: &Path, rel: &str) -> Option<String> {
-    crate::safe_file::text_in(git_dir, rel, MARKER_CAP)
-}
-
-fn read_number(git_dir: &Path, rel: &str) -> Option<u64> {
-    read_trimmed(git_dir, rel)?.parse().ok()
-}
-
-fn first_word(git_dir: &Path, rel: &str) -> Option<String> {
-    read_trimmed(git_dir, rel)?
-        .split_whitespace()
-        .next()
-        .map(str::to_owned)
-}
-
-fn branch_name(head_name: Option<String>) -> Option<String> {
-    head_name.filter(|n| n != "detached HEAD").map(|n| {
-        n.strip_prefix("refs/heads/")
-            .map(str::to_owned)
-            .unwrap_or(n)
-    })
-}
-
-/// The operation git has stopped in the middle of, from the marker files it leaves in
-/// this worktree's git directory. Rebase is checked first: a conflicted rebase step also
-/// leaves `CHERRY_PICK_HEAD`-like state behind.
-pub fn read_operation(git_dir: &Path) -> Option<Operation> {
-    let blank = |kind| Operation {
-        kind,
-        branch: None,
-        onto: None,
-        step: None,
-        total: None,
-        incoming: None,
-        sequencer_only: false,
-    };
-    let merge = git_dir.join("rebase-merge");
-    if merge.is_dir() {
-        return Some(Operation {
-            branch: branch_name(read_trimmed(git_dir, "rebase-merge/head-name")),
-            onto: read_trimmed(git_dir, "rebase-merge/onto"),
-            step: read_number(git_dir, "rebase-merge/msgnum"),
-            total: read_number(git_dir, "rebase-merge/end"),
-            ..blank("rebase")
-        });
-    }
-    let apply = git_dir.join("rebase-apply");
-    if apply.is_dir() {
-        let am = apply.join("applying").exists();
-        return Some(Operation {
-            branch: if am {
-                None
-            } else {
-                branch_name(read_trimmed(git_dir, "rebase-apply/head-name"))
-            },
-            onto: if am {
-                None
-            } else {
-                read_trimmed(git_dir, "rebase-apply/onto")
-            },
-            step: read_number(git_dir, "rebase-apply/next"),
-            total: read_number(git_dir, "rebase-apply/last"),
-            ..blank(if am { "am" } else { "rebase" })
-        });
-    }
-    for (file, kind) in [
-        ("MERGE_HEAD", "merge"),
-        ("CHERRY_PICK_HEAD", "cherry-pick"),
-        ("REVERT_HEAD", "revert"),
-    ] {
-        if let Some(incoming) = first_word(git_dir, file) {
-            return Some(Operation {
-                incoming: Some(incoming),
-                ..blank(kind)
-            });
+impl From<InProgress> for Operation {
+    fn from(op: InProgress) -> Self {
+        Operation {
+            kind: op.kind,
+            branch: op.branch,
+            onto: op.onto,
+            step: op.step,
+            total: op.total,
+            incoming: op.incoming,
+            sequencer_only: op.sequencer_only,
         }
     }
-    if let Ok(todo) = crate::safe_file::read_prefix_in(git_dir, "sequencer/todo", 64 * 1024) {
-        let first = String::from_utf8_lossy(&todo);
-        let command = first
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or("");
-        let kind = if matches!(command, "revert" | "r") {
-            "revert"
-        } else {
-            "cherry-pick"
-        };
-        return Some(Operation {
-            sequencer_only: true,
-            ..blank(kind)
-        });
-    }
-    if git_dir.join("BISECT_LOG").is_file() || git_dir.join("BISECT_START").is_file() {
-        return Some(blank("bisect"));
-    }
-    None
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1385,24 +1298,5 @@ mod tests {
         let naming = branch_naming(&refs, Some("master"));
         assert_eq!(naming.sampled, 1);
         assert_eq!(naming.prefixes[0].name, "feat/");
-    }
-
-    #[test]
-    fn operations_from_marker_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = dir.path();
-        assert!(read_operation(g).is_none());
-        std::fs::write(g.join("BISECT_LOG"), "x").unwrap();
-        assert_eq!(read_operation(g).unwrap().kind, "bisect");
-        std::fs::create_dir(g.join("sequencer")).unwrap();
-        std::fs::write(g.join("sequencer/todo"), "# c\nrevert abc x\n").unwrap();
-        let op = read_operation(g).unwrap();
-        assert_eq!((op.kind, op.sequencer_only), ("revert", true));
-        std::fs::create_dir(g.join("rebase-apply")).unwrap();
-        std::fs::write(g.join("rebase-apply/applying"), "").unwrap();
-        std::fs::write(g.join("rebase-apply/next"), "2\n").unwrap();
-        std::fs::write(g.join("rebase-apply/last"), "5\n").unwrap();
-        let op = read_operation(g).unwrap();
-        assert_eq!((op.kind, op.step, op.total), ("am", Some(2), Some(5)));
     }
 }

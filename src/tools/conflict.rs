@@ -663,29 +663,12 @@ async fn staged_changes(git: &Git<'_>) -> Result<bool, ToolError> {
     Ok(out.code == Some(1))
 }
 
-/// The operation recorded in this worktree's git directory and the file naming the
-/// commit it applies.
+/// The operation that can stop on a conflict and the file naming the commit it applies.
 fn operation(git_dir: &Path) -> (Option<&'static str>, Option<&'static str>) {
-    if git_dir.join("rebase-merge").is_dir() {
-        return (Some("rebase"), Some("REBASE_HEAD"));
+    match crate::git::operation::in_progress(git_dir) {
+        Some(op) if op.can_conflict() => (Some(op.kind), op.head_file()),
+        _ => (None, None),
     }
-    if git_dir.join("rebase-apply").is_dir() {
-        return if git_dir.join("rebase-apply/applying").exists() {
-            (Some("am"), None)
-        } else {
-            (Some("rebase"), Some("REBASE_HEAD"))
-        };
-    }
-    for (file, op) in [
-        ("MERGE_HEAD", "merge"),
-        ("CHERRY_PICK_HEAD", "cherry-pick"),
-        ("REVERT_HEAD", "revert"),
-    ] {
-        if git_dir.join(file).is_file() {
-            return (Some(op), Some(file));
-        }
-    }
-    (None, None)
 }
 
 /// The first object id in a `*_HEAD` file (an octopus merge lists several).

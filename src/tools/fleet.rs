@@ -74,7 +74,8 @@ fn check_paths<'a>(
 }
 
 /// The short reason of a per-repository failure, as shown beside that repository.
-fn reason(err: &ToolError) -> String {
+fn reason(err: crate::git::GitError) -> String {
+    let err = ToolError::from(err);
     match err.data.get("reason").and_then(|r| r.as_str()) {
         Some(reason) if err.code == crate::error::code::INVALID_PARAMS => reason.to_owned(),
         _ => err.message.clone(),

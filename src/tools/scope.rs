@@ -158,7 +158,7 @@ impl Tool for Scope {
         };
         let (changes, head, commits, churn, kind, owners) = tokio::try_join!(
             changes,
-            git.head(),
+            async { Ok::<_, ToolError>(git.head().await?) },
             commits(&git, &path, recent),
             churn(&git, &path, since),
             kind_of(&git, worktree.as_deref(), &path),

@@ -33,8 +33,6 @@ const MAX_GATEWAY_PATHS: usize = 25;
 const MAX_FALLBACKS: usize = 200;
 const GATEWAY_TIMEOUT: Duration = Duration::from_secs(10);
 const SEMANTIC_ROUTE: &str = "/v1/mcp/diff/semantic";
-/// Registry files scanned at most when looking up a repository id.
-const MAX_REGISTERED: usize = 1000;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -235,25 +233,10 @@ impl Request {
 
 /// The id FluxGit registered for `repo`: `<runDir>/repos/<id>.path` holds its path.
 fn registered_id(run_dir: &Path, repo: &Path) -> Option<String> {
-    let entries = std::fs::read_dir(run_dir.join("repos")).ok()?;
-    for entry in entries.take(MAX_REGISTERED).flatten() {
-        let name = entry.file_name();
-        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".path")) else {
-            continue;
-        };
-        if id.is_empty() || !entry.file_type().is_ok_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(bytes) = crate::safe_file::read(&entry.path(), 4096) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let listed = Path::new(text.trim());
-        if listed.is_absolute() && std::fs::canonicalize(listed).is_ok_and(|p| p == repo) {
-            return Some(id.to_owned());
-        }
-    }
-    None
+    crate::registry::entries(run_dir)
+        .into_iter()
+        .find(|r| std::fs::canonicalize(&r.path).is_ok_and(|p| p == repo))
+        .map(|r| r.id)
 }
 
 fn envelope<T: Tool, D: JsonSchema>(

@@ -555,7 +555,7 @@ fn older_git_falls_back_to_rev_list_with_the_same_answer() {
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\nfor last in \"$@\"; do :; done\nif [ \"$last\" = version ]; then echo 'git version 2.40.1'; exit 0; fi\nexec '{}' \"$@\"\n",
+            "#!/bin/sh\nfor last in \"$@\"; do :; done\nif [ \"$last\" = --version ]; then echo 'git version 2.40.1'; exit 0; fi\nexec '{}' \"$@\"\n",
             real_git().display()
         ),
     )

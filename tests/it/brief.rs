@@ -560,3 +560,38 @@ fn repo_scope_changes_history_churn_and_owners() {
     assert_eq!(out["data"]["recentCommits"], json!([]));
     assert_eq!(out["data"]["workingTree"]["changed"], 1);
 }
+
+/// One reader of the operation in progress: the brief and the radar name the same one,
+/// including a sequencer stopped between commits and a bisect.
+#[test]
+fn brief_and_radar_agree_on_the_operation_in_progress() {
+    let fx = Fixture::new();
+    let repo = diverged(&fx);
+    fx.git(&repo, &["checkout", "-q", "topic"]);
+    let extra = fx.commit(&repo, "g.txt", "g\n", "topic extra");
+    fx.git(&repo, &["checkout", "-q", "main"]);
+    let picked = fx.git(&repo, &["rev-parse", "topic~1"]);
+    let pick = fx.git_output(&repo, &["cherry-pick", &picked, &extra]);
+    assert!(!pick.status.success());
+    fx.write(&repo, "f.txt", "resolved\n");
+    fx.git(&repo, &["add", "f.txt"]);
+    fx.git(&repo, &["commit", "-q", "--no-edit"]);
+    assert!(repo.join(".git/sequencer").is_dir());
+    let both = |fx: &Fixture| {
+        let brief = brief(fx, &repo);
+        let radar = fx.call("fleet.radar", json!({ "repoPaths": [&repo] }));
+        (
+            brief["data"]["operationInProgress"].clone(),
+            radar["data"]["entries"][0]["operation"].clone(),
+        )
+    };
+    let (brief_says, radar_says) = both(&fx);
+    assert_eq!(brief_says, "cherry-pick");
+    assert_eq!(radar_says, brief_says);
+    fx.git(&repo, &["cherry-pick", "--quit"]);
+
+    fx.git(&repo, &["bisect", "start", "HEAD", "HEAD~2"]);
+    let (brief_says, radar_says) = both(&fx);
+    assert_eq!(brief_says, "bisect");
+    assert_eq!(radar_says, brief_says);
+}

@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::{Fleet, bounded, check_paths, reason};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
-use crate::git::{Git, ObjectFormat, Oid, Repo, repo};
+use crate::git::{Git, Oid, Repo, repo};
 use crate::parse::reflog_file;
 use crate::parse::reflog_walk::{self, Walk};
 use crate::parse::{ParseError, Records};
@@ -410,19 +410,12 @@ fn dedup(paths: Vec<String>) -> Vec<String> {
 /// FluxGit's registered repositories inside the allowed roots, sorted, at most
 /// [`MAX_REPOS`]; the flag says whether more were left out.
 fn registered(config: &Config) -> (Vec<String>, bool) {
-    let Some(dir) = config.run_dir.as_ref().map(|d| d.join("repos")) else {
+    let Some(run_dir) = config.run_dir.as_deref() else {
         return (Vec::new(), false);
     };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return (Vec::new(), false);
-    };
-    let mut paths: Vec<String> = entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".path"))
-        .filter_map(|e| crate::safe_file::read(&e.path(), 4096).ok())
-        .filter_map(|bytes| String::from_utf8(bytes).ok())
-        .map(|text| text.trim_end_matches(['\n', '\r']).to_owned())
-        .filter(|p| !p.chars().any(char::is_control) && Path::new(p).is_absolute())
+    let mut paths: Vec<String> = crate::registry::entries(run_dir)
+        .into_iter()
+        .map(|r| r.path)
         .filter(|p| {
             // Registered paths are canonical when written; resolving again judges the
             // roots by where they lead today.
@@ -530,7 +523,6 @@ impl Scan {
 #[derive(Debug, Clone)]
 struct Layout {
     top: PathBuf,
-    bare: bool,
     git_dir: PathBuf,
     common_dir: PathBuf,
 }
@@ -551,16 +543,16 @@ fn locate(dir: &Path) -> Option<Layout> {
                 std::fs::canonicalize(d.join(target)).ok()?
             };
             if is_git_dir(&git_dir) {
-                return Some(layout(d.to_path_buf(), false, git_dir));
+                return Some(layout(d.to_path_buf(), git_dir));
             }
         }
         if is_git_dir(d) {
             // Inside the `.git` of a working tree the repository is that working tree.
             return Some(match (d.file_name(), d.parent()) {
                 (Some(name), Some(parent)) if name == ".git" => {
-                    layout(parent.to_path_buf(), false, d.to_path_buf())
+                    layout(parent.to_path_buf(), d.to_path_buf())
                 }
-                _ => layout(d.to_path_buf(), true, d.to_path_buf()),
+                _ => layout(d.to_path_buf(), d.to_path_buf()),
             });
         }
         at = d.parent();
@@ -574,7 +566,7 @@ fn is_git_dir(dir: &Path) -> bool {
         && (dir.join("refs").exists() || dir.join("commondir").is_file())
 }
 
-fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
+fn layout(top: PathBuf, git_dir: PathBuf) -> Layout {
     let common_dir = crate::safe_file::read_in(&git_dir, "commondir", 4096)
         .ok()
         .and_then(|rel| String::from_utf8(rel).ok())
@@ -582,7 +574,6 @@ fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
         .unwrap_or_else(|| git_dir.clone());
     Layout {
         top,
-        bare,
         git_dir,
         common_dir,
     }
@@ -592,7 +583,7 @@ fn layout(top: PathBuf, bare: bool, git_dir: PathBuf) -> Layout {
 fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     let canonical = match repo::canonical_dir(config, "repoPaths", path) {
         Ok(c) => c,
-        Err(err) => return Scan::failed(path, reason(&err)),
+        Err(err) => return Scan::failed(path, reason(err)),
     };
     let Some(layout) = locate(&canonical) else {
         return Scan::failed(
@@ -805,13 +796,13 @@ async fn scan_with_git(
 ) -> Result<(Vec<Raw>, u64, bool), String> {
     let repo = repo::open(&ctx.config, "repoPaths", path, &ctx.cancel)
         .await
-        .map_err(|e| reason(&e))?;
+        .map_err(reason)?;
     let git = Git::new(&repo, &ctx.cancel).with_timeout(crate::process::DEFAULT_TIMEOUT * 3);
     let listed = git
         .cmd(["reflog", "list"])
         .capture(4 * 1024 * 1024)
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let mut refs: Vec<String> = String::from_utf8_lossy(&listed.sink.bytes)
         .lines()
         .filter(|r| {
@@ -837,7 +828,7 @@ async fn scan_with_git(
         .args(refs.iter())
         .stream(Records::new(Walk::new(MAX_WALK_ENTRIES)))
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let walk = walked
         .sink
         .finish(!walked.stopped_early)
@@ -956,15 +947,26 @@ async fn rewrites(ctx: &CallCtx, scans: &[Scan], chosen: &[(usize, Raw)]) -> (Ve
         }
         answers.push(known);
     }
-    let repos: HashMap<usize, Arc<Repo>> = checks
-        .iter()
-        .filter_map(|(r, ..)| {
-            Some((
-                *r,
-                Arc::new(repo_of(scans[*r].layout.as_ref()?, chosen, *r)),
-            ))
-        })
-        .collect();
+    // Each repository is opened the one checked way (driver disarming included) before
+    // any command runs in it; one that cannot be opened leaves its checks undecided.
+    let mut tops: Vec<(usize, PathBuf)> = Vec::new();
+    for (r, ..) in &checks {
+        if let Some(layout) = &scans[*r].layout
+            && !tops.iter().any(|(seen, _)| seen == r)
+        {
+            tops.push((*r, layout.top.clone()));
+        }
+    }
+    let (config, cancel) = (Arc::clone(&ctx.config), ctx.cancel.clone());
+    let opened = bounded(tops, PARALLEL_CHECKS, move |(r, top)| {
+        let (config, cancel) = (Arc::clone(&config), cancel.clone());
+        async move {
+            let repo = repo::open_path(&config, "repoPaths", &top, &cancel).await;
+            repo.ok().map(|repo| (r, repo))
+        }
+    })
+    .await;
+    let repos: HashMap<usize, Arc<Repo>> = opened.into_iter().flatten().flatten().collect();
     let jobs: Vec<(usize, Oid, Oid, Option<Arc<Repo>>)> = checks
         .iter()
         .map(|(r, o, n)| (*r, o.clone(), n.clone(), repos.get(r).cloned()))
@@ -1013,30 +1015,6 @@ async fn rewrites(ctx: &CallCtx, scans: &[Scan], chosen: &[(usize, Raw)]) -> (Ve
         })
         .collect();
     (values, unchecked)
-}
-
-/// A repository handle for read commands, built from what the files showed: no process
-/// was needed to find it, and the checks `repo::open` makes on the path were made.
-fn repo_of(layout: &Layout, chosen: &[(usize, Raw)], r: usize) -> Repo {
-    let sha256 = chosen
-        .iter()
-        .filter(|(i, _)| *i == r)
-        .filter_map(|(_, raw)| raw.new.as_ref().or(raw.old.as_ref()))
-        .any(|o| o.as_str().len() == 64);
-    Repo {
-        path: layout.top.clone(),
-        worktree: (!layout.bare).then(|| layout.top.clone()),
-        git_dir: layout.git_dir.clone(),
-        common_dir: layout.common_dir.clone(),
-        bare: layout.bare,
-        object_format: if sha256 {
-            ObjectFormat::Sha256
-        } else {
-            ObjectFormat::Sha1
-        },
-        disarm: Vec::new(),
-        watched: Vec::new(),
-    }
 }
 
 #[cfg(test)]

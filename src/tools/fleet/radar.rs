@@ -9,7 +9,6 @@
 //! temporary object directory (the repository's own objects serve as an alternate) that
 //! is deleted afterwards: the repository is left exactly as it was. Nothing is fetched.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -401,10 +400,11 @@ async fn look(
 ) -> Result<(), String> {
     let repo = repo::open(config, "repoPaths", path, cancel)
         .await
-        .map_err(|e| reason(&e))?;
+        .map_err(reason)?;
     entry.repo_path = repo.display();
     entry.disarmed_filters = repo.disarmed_filters();
-    repo.require_worktree().map_err(|e| e.message)?;
+    repo.require_worktree()
+        .map_err(|e| ToolError::from(e).message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
     let status = git
         .cmd(["status", "--porcelain=v2", "-z", "--branch"])
@@ -414,7 +414,7 @@ async fn look(
         .cmd(["log", "-1", "--format=%ct"])
         .capture_allowing(64, &[0, 128]);
     let (status, last) = tokio::join!(status, last);
-    let status = status.map_err(|e| e.message)?;
+    let status = status.map_err(|e| ToolError::from(e).message)?;
     let status = status.sink.finish(true).map_err(|e| e.to_string())?;
     if let Ok(last) = last
         && last.success()
@@ -438,7 +438,12 @@ async fn look(
     entry.conflicted_files = status.counts.conflicted;
     entry.dirty = status.counts.entries > 0;
     entry.conflict_active = status.counts.conflicted > 0;
-    entry.operation = operation(&repo.git_dir);
+    let git_dir = repo.git_dir.clone();
+    entry.operation = crate::safe_file::off_thread(cancel, move || {
+        crate::git::operation::in_progress(&git_dir).map(|op| op.kind)
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     if entry.conflict_active {
         entry.conflict_operation = entry.operation.or(Some("merge"));
     }
@@ -453,34 +458,10 @@ async fn look(
     Ok(())
 }
 
-/// The operation in progress, from the marker files git leaves in the git directory.
-fn operation(git_dir: &Path) -> Option<&'static str> {
-    let has = |name: &str| git_dir.join(name).exists();
-    if has("rebase-merge") {
-        Some("rebase")
-    } else if has("rebase-apply") {
-        Some(if has("rebase-apply/applying") {
-            "am"
-        } else {
-            "rebase"
-        })
-    } else if has("MERGE_HEAD") {
-        Some("merge")
-    } else if has("CHERRY_PICK_HEAD") {
-        Some("cherry-pick")
-    } else if has("REVERT_HEAD") {
-        Some("revert")
-    } else if has("BISECT_LOG") {
-        Some("bisect")
-    } else {
-        None
-    }
-}
-
 /// Would merging the upstream conflict? merge-tree writes no file of the repository (it
 /// may freshen an existing object's modification time; see `crate::git::merge`).
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
-    let scratch = Scratch::new(repo).map_err(|e| e.message)?;
+    let scratch = Scratch::new(repo).map_err(|e| ToolError::from(e).message)?;
     let done = git
         .merge_tree(
             &scratch,
@@ -494,7 +475,7 @@ async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<
         )
         .stream_allowing(Records::new(MergeTree::new(MAX_CONFLICT_PATHS)), &[0, 1])
         .await
-        .map_err(|e| e.message)?;
+        .map_err(|e| ToolError::from(e).message)?;
     let merged = done
         .sink
         .finish(!done.stopped_early)
