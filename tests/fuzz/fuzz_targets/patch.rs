@@ -52,10 +52,16 @@ fuzz_target!(|bytes: &[u8]| {
     if text.len() < whole.kept.len() {
         assert!(cut, "text was cut but not flagged");
     }
-    // Not cut on a line: then it must be cut on a character boundary.
-    if text.len() < whole.kept.len() && !text.ends_with(b"\n") {
-        if let Err(e) = std::str::from_utf8(text) {
-            assert!(e.error_len().is_some(), "cut inside a UTF-8 character");
-        }
+    // Within the valid UTF-8 part of the kept text, a cut falls on a character boundary
+    // (invalid bytes have no boundaries to keep).
+    let valid = match std::str::from_utf8(&whole.kept) {
+        Ok(_) => whole.kept.len(),
+        Err(e) => e.valid_up_to(),
+    };
+    if text.len() <= valid {
+        assert!(
+            std::str::from_utf8(text).is_ok(),
+            "cut inside a UTF-8 character"
+        );
     }
 });
