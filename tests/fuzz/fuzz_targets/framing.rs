@@ -6,8 +6,11 @@
 //!
 //! ```text
 //! input  := seed item*
-//! item   := 0xFF byte hi lo      `byte` repeated (hi·256 + lo)·256 times, once when 0
+//! item   := 0xFF byte hi lo      `byte` repeated n = (hi & 0x7F)·256 + lo times (once
+//!                                when 0), n·512 times when hi's top bit is set
 //!         | byte                 itself
+//!
+//! (most runs stay short, so most inputs run fast; a flag bit reaches past the cap).
 //! ```
 //!
 //! Checked: no panic; no allocation larger than the cap and no more than the cap (plus
@@ -80,7 +83,8 @@ fn items(mut data: &[u8]) -> Vec<Item<'_>> {
     while total < MAX_STREAM {
         match data {
             [0xFF, byte, hi, lo, rest @ ..] => {
-                let count = (usize::from(*hi) << 8 | usize::from(*lo)) << 8;
+                let n = usize::from(*hi & 0x7f) << 8 | usize::from(*lo);
+                let count = if *hi & 0x80 == 0 { n } else { n << 9 };
                 let count = count.max(1).min(MAX_STREAM - total);
                 out.push(Item::Repeat(*byte, count));
                 total += count;
