@@ -145,7 +145,10 @@ impl Batch {
                     let nl = chunk.iter().position(|b| *b == b'\n');
                     let take = nl.unwrap_or(chunk.len());
                     if self.header.len() + take > MAX_HEADER {
-                        return Err(ParseError::new(self.offset, "object header too long"));
+                        // Where the header starts, not where the chunk that overflowed it
+                        // does: the offset must not depend on how git's output arrived.
+                        let start = self.offset - self.header.len();
+                        return Err(ParseError::new(start, "object header too long"));
                     }
                     self.header.extend_from_slice(&chunk[..take]);
                     match nl {
@@ -267,6 +270,21 @@ e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 blob 0\n\n";
             batch.finish(true).unwrap(),
             Batch::parse_all(100, 1000, OUT).unwrap()
         );
+    }
+
+    #[test]
+    fn a_long_header_is_reported_at_its_start_however_it_arrives() {
+        let mut long = b"abc missing\n".to_vec();
+        long.resize(12 + MAX_HEADER + 10, b'2');
+        let whole = Batch::parse_all(10, 10, &long).unwrap_err();
+        let mut batch = Batch::new(10, 10);
+        for b in &long {
+            if batch.accept(std::slice::from_ref(b)) == Flow::Enough {
+                break;
+            }
+        }
+        assert_eq!(batch.finish(false).unwrap_err(), whole);
+        assert_eq!(whole.offset, 12);
     }
 
     #[test]

@@ -72,6 +72,13 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                     too_long = true;
                     line = Vec::new();
                 } else {
+                    // Grow by doubling as Vec would, but never past the cap: a line just
+                    // under it must not reserve nearly twice the cap.
+                    let needed = line.len() + chunk.len();
+                    if needed > line.capacity() {
+                        let target = (line.capacity() * 2).max(needed).min(MAX_FRAME);
+                        line.reserve_exact(target - line.len());
+                    }
                     line.extend_from_slice(chunk);
                 }
             }
@@ -195,6 +202,23 @@ mod tests {
                 Frame::TooLarge,
                 Frame::Message(b"{\"ok\":2}".to_vec()),
             ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_just_under_the_cap_never_reserves_beyond_it() {
+        // Reads of 3000 bytes make a doubling buffer jump from 6.1 MB to 12.3 MB.
+        let mut input = vec![b'x'; MAX_FRAME - 1];
+        input.push(b'\n');
+        let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(3000, &input[..]));
+        let Frame::Message(line) = reader.next().await.unwrap() else {
+            panic!("expected the line back");
+        };
+        assert_eq!(line.len(), MAX_FRAME - 1);
+        assert!(
+            line.capacity() <= MAX_FRAME,
+            "reserved {} bytes",
+            line.capacity()
         );
     }
 
