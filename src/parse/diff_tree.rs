@@ -187,8 +187,8 @@ impl Numstat {
         self.files += 1;
         match stat.lines {
             Some((added, deleted)) => {
-                self.insertions += added;
-                self.deletions += deleted;
+                self.insertions = self.insertions.saturating_add(added);
+                self.deletions = self.deletions.saturating_add(deleted);
             }
             None => self.binary += 1,
         }
@@ -314,6 +314,13 @@ mod tests {
             },
         ]
         ");
+    }
+
+    #[test]
+    fn numstat_totals_saturate_instead_of_overflowing() {
+        let huge = b"18446744073709551615\t18446744073709551615\ta\018446744073709551615\t1\tb\0";
+        let parsed = Records::parse_all(Numstat::new(10), huge).unwrap();
+        assert_eq!((parsed.insertions, parsed.deletions), (u64::MAX, u64::MAX));
     }
 
     #[test]
