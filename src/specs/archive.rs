@@ -514,13 +514,27 @@ async fn porcelain(
         .capture(4 * 1024 * 1024)
         .await
         .map_err(|e| ToolError::from(e).message)?;
-    Ok(out
-        .sink
-        .bytes
-        .split(|b| *b == 0)
-        .filter(|r| r.len() > 3)
-        .map(|r| String::from_utf8_lossy(&r[3..]).into_owned())
-        .collect())
+    Ok(porcelain_paths(&out.sink.bytes))
+}
+
+/// The paths of `git status --porcelain -z` output. Each record is `XY path`; a rename or
+/// copy (`R`/`C` in either column) is followed by one more record holding its source path
+/// with no status in front, which is a changed path too.
+fn porcelain_paths(bytes: &[u8]) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut records = bytes.split(|b| *b == 0).filter(|r| !r.is_empty());
+    while let Some(record) = records.next() {
+        let (Some(status), Some(path)) = (record.get(..2), record.get(3..)) else {
+            continue;
+        };
+        paths.push(String::from_utf8_lossy(path).into_owned());
+        if status.iter().any(|c| matches!(c, b'R' | b'C')) {
+            if let Some(source) = records.next() {
+                paths.push(String::from_utf8_lossy(source).into_owned());
+            }
+        }
+    }
+    paths
 }
 
 /// Records git steps and builds the finalization state.
@@ -1072,6 +1086,16 @@ async fn rebase_in_progress(dir: &Path, cancel: &CancellationToken) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn porcelain_paths_keep_a_rename_source_whole() {
+        let out = b"R  new name.txt\0old name.txt\0 M a.txt\0?? dir/b.txt\0";
+        assert_eq!(
+            porcelain_paths(out),
+            ["new name.txt", "old name.txt", "a.txt", "dir/b.txt"]
+        );
+    }
+
     use super::*;
 
     #[test]
