@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn numstat_totals_saturate_instead_of_overflowing() {
-        let huge = b"18446744073709551615\t18446744073709551615\ta\018446744073709551615\t1\tb\0";
+        let huge = b"18446744073709551615\t18446744073709551615\ta\x0018446744073709551615\t1\tb\0";
         let parsed = Records::parse_all(Numstat::new(10), huge).unwrap();
         assert_eq!((parsed.insertions, parsed.deletions), (u64::MAX, u64::MAX));
     }
