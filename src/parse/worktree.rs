@@ -15,7 +15,7 @@ use super::{ParseError, RecordParser};
 use crate::git::Oid;
 use crate::process::Flow;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Worktree {
     pub path: Vec<u8>,
     /// Absent for a bare repository; all zeros on an unborn branch.
@@ -28,6 +28,30 @@ pub struct Worktree {
     pub locked: Option<Vec<u8>>,
     /// `Some` when prunable; the reason may be empty.
     pub prunable: Option<Vec<u8>>,
+}
+
+/// Byte fields print as escaped byte strings (`b"refs/heads/main"`), not number lists.
+impl std::fmt::Debug for Worktree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        struct Bytes<'a>(&'a [u8]);
+        impl std::fmt::Debug for Bytes<'_> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "b\"{}\"", self.0.escape_ascii())
+            }
+        }
+        fn bytes(b: &Option<Vec<u8>>) -> Option<Bytes<'_>> {
+            b.as_deref().map(Bytes)
+        }
+        f.debug_struct("Worktree")
+            .field("path", &Bytes(&self.path))
+            .field("head", &self.head)
+            .field("branch", &bytes(&self.branch))
+            .field("detached", &self.detached)
+            .field("bare", &self.bare)
+            .field("locked", &bytes(&self.locked))
+            .field("prunable", &bytes(&self.prunable))
+            .finish()
+    }
 }
 
 /// Keeps the first `max` worktrees and counts them all.
@@ -133,41 +157,14 @@ branch refs/heads/ok\0\0";
         insta::assert_debug_snapshot!(parsed.worktrees, @r#"
         [
             Worktree {
-                path: [
-                    47,
-                    116,
-                    109,
-                    112,
-                    47,
-                    99,
-                    97,
-                    112,
-                    47,
-                    114,
-                ],
+                path: b"/tmp/cap/r",
                 head: Some(
                     Oid(
                         "1693ce18b7e122381fa1ae44ae67b5e57fbc5575",
                     ),
                 ),
                 branch: Some(
-                    [
-                        114,
-                        101,
-                        102,
-                        115,
-                        47,
-                        104,
-                        101,
-                        97,
-                        100,
-                        115,
-                        47,
-                        109,
-                        97,
-                        105,
-                        110,
-                    ],
+                    b"refs/heads/main",
                 ),
                 detached: false,
                 bare: false,
@@ -175,55 +172,19 @@ branch refs/heads/ok\0\0";
                 prunable: None,
             },
             Worktree {
-                path: [
-                    47,
-                    116,
-                    109,
-                    112,
-                    47,
-                    99,
-                    97,
-                    112,
-                    47,
-                    119,
-                    116,
-                ],
+                path: b"/tmp/cap/wt",
                 head: Some(
                     Oid(
                         "69f80fab8c19086b9f110a0c73951bdc90c9d7fe",
                     ),
                 ),
                 branch: Some(
-                    [
-                        114,
-                        101,
-                        102,
-                        115,
-                        47,
-                        104,
-                        101,
-                        97,
-                        100,
-                        115,
-                        47,
-                        116,
-                        111,
-                        112,
-                        105,
-                        99,
-                    ],
+                    b"refs/heads/topic",
                 ),
                 detached: false,
                 bare: false,
                 locked: Some(
-                    [
-                        111,
-                        110,
-                        32,
-                        117,
-                        115,
-                        98,
-                    ],
+                    b"on usb",
                 ),
                 prunable: None,
             },
@@ -231,21 +192,10 @@ branch refs/heads/ok\0\0";
         "#);
         let bare = Records::parse_all(Worktrees::new(1), BARE).unwrap();
         assert_eq!(bare.total, 2);
-        insta::assert_debug_snapshot!(bare.worktrees, @"
+        insta::assert_debug_snapshot!(bare.worktrees, @r#"
         [
             Worktree {
-                path: [
-                    47,
-                    116,
-                    109,
-                    112,
-                    47,
-                    98,
-                    46,
-                    103,
-                    105,
-                    116,
-                ],
+                path: b"/tmp/b.git",
                 head: None,
                 branch: None,
                 detached: false,
@@ -254,7 +204,7 @@ branch refs/heads/ok\0\0";
                 prunable: None,
             },
         ]
-        ");
+        "#);
     }
 
     #[test]
