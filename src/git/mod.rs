@@ -14,6 +14,7 @@ pub mod operation;
 pub mod reach;
 pub mod repo;
 mod trust;
+pub mod worktree_state;
 pub mod write;
 
 use std::ffi::OsString;

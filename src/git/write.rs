@@ -87,7 +87,7 @@ impl<'a> GitWrite<'a> {
 
     /// Runs `git <args>`; a non-zero exit is an outcome, not an error. Only a failure to
     /// run at all (missing git, deadline, cancellation) is an `Err`.
-    pub async fn run<I, S>(&self, args: I) -> Result<Ran, RunError>
+    async fn run<I, S>(&self, args: I) -> Result<Ran, RunError>
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -112,5 +112,98 @@ impl<'a> GitWrite<'a> {
                 .to_owned(),
             stderr: done.stderr_text(),
         })
+    }
+}
+
+/// The write commands the spec workflow makes, each a fixed argv around checked values:
+/// paths always after `--`, and a branch name only where the workflow built it itself
+/// (`proposal/<kebab-case name>`, which cannot start with `-`) or read it from git.
+#[derive(Debug, Clone, Copy)]
+pub enum Write<'a> {
+    /// `git worktree add -b <branch> -- <path>`.
+    WorktreeAdd { branch: &'a str, path: &'a Path },
+    /// `git add -A -- <paths>`: stages exactly these paths, removals included.
+    AddAll(&'a [String]),
+    /// `git commit -m <message>`, hooks included as a manual commit would run them.
+    Commit(&'a str),
+    /// `git merge --ff-only <branch>`.
+    MergeFfOnly(&'a str),
+    /// `git rebase <onto>`.
+    Rebase(&'a str),
+    /// `git worktree remove -- <path>` (never `--force`: uncommitted work stops it).
+    WorktreeRemove(&'a Path),
+    /// `git branch -d <branch>` (never `-D`: an unmerged branch stays).
+    BranchDelete(&'a str),
+}
+
+impl Write<'_> {
+    pub fn argv(&self) -> Vec<OsString> {
+        let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
+        match *self {
+            Write::WorktreeAdd { branch, path } => {
+                let mut v = words(&["worktree", "add", "-b", branch, "--"]);
+                v.push(path.into());
+                v
+            }
+            Write::AddAll(paths) => {
+                let mut v = words(&["add", "-A", "--"]);
+                v.extend(paths.iter().map(OsString::from));
+                v
+            }
+            Write::Commit(message) => words(&["commit", "-m", message]),
+            Write::MergeFfOnly(branch) => words(&["merge", "--ff-only", branch]),
+            Write::Rebase(onto) => words(&["rebase", onto]),
+            Write::WorktreeRemove(path) => {
+                let mut v = words(&["worktree", "remove", "--"]);
+                v.push(path.into());
+                v
+            }
+            Write::BranchDelete(branch) => words(&["branch", "-d", branch]),
+        }
+    }
+
+    /// `git` and the arguments, as a result records the command.
+    pub fn shown(&self) -> Vec<String> {
+        std::iter::once("git".to_owned())
+            .chain(self.argv().iter().map(|a| a.to_string_lossy().into_owned()))
+            .collect()
+    }
+}
+
+impl GitWrite<'_> {
+    /// Runs one of the workflow's write commands.
+    pub async fn exec(&self, write: Write<'_>) -> Result<Ran, RunError> {
+        self.run(write.argv()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_always_follow_a_double_dash() {
+        let path = Path::new("-x/wt");
+        assert_eq!(
+            Write::WorktreeAdd {
+                branch: "proposal/a",
+                path
+            }
+            .shown(),
+            ["git", "worktree", "add", "-b", "proposal/a", "--", "-x/wt"]
+        );
+        assert_eq!(
+            Write::WorktreeRemove(path).shown(),
+            ["git", "worktree", "remove", "--", "-x/wt"]
+        );
+        let paths = ["-a".to_owned(), "b c".to_owned()];
+        assert_eq!(
+            Write::AddAll(&paths).shown(),
+            ["git", "add", "-A", "--", "-a", "b c"]
+        );
+        assert_eq!(
+            Write::Commit("-m x").shown(),
+            ["git", "commit", "-m", "-m x"]
+        );
     }
 }

@@ -161,11 +161,7 @@ pub fn clip(text: &str, max: usize) -> String {
 }
 
 /// Runs `openspec <args>` in `cwd`.
-pub async fn run(
-    cwd: &Path,
-    args: &[&str],
-    cancel: &CancellationToken,
-) -> Result<Output, CliError> {
+async fn run(cwd: &Path, args: &[&str], cancel: &CancellationToken) -> Result<Output, CliError> {
     let cli = locate().map_err(|why| CliError::new("OPENSPEC_NOT_FOUND", why, None))?;
     let mut inv = Invocation::new(Program::OpenSpec)
         .program_path(cli)
@@ -192,13 +188,52 @@ pub async fn run(
 }
 
 /// Runs a `--json` command in `cwd` and returns its payload, checked to be about `cwd`.
-pub async fn json(
-    cwd: &Path,
-    args: &[&str],
-    cancel: &CancellationToken,
-) -> Result<Value, CliError> {
+async fn json(cwd: &Path, args: &[&str], cancel: &CancellationToken) -> Result<Value, CliError> {
     let out = run(cwd, args, cancel).await?;
     payload(cwd, out)
+}
+
+/// `openspec status --change <change> --json`: the change's artifacts and their state.
+pub async fn status(
+    cwd: &Path,
+    change: &str,
+    cancel: &CancellationToken,
+) -> Result<Value, CliError> {
+    json(cwd, &["status", "--change", change, "--json"], cancel).await
+}
+
+/// `openspec instructions <artifact> --change <change> --json`.
+pub async fn instructions(
+    cwd: &Path,
+    artifact: &str,
+    change: &str,
+    cancel: &CancellationToken,
+) -> Result<Value, CliError> {
+    json(
+        cwd,
+        &["instructions", artifact, "--change", change, "--json"],
+        cancel,
+    )
+    .await
+}
+
+/// `openspec new change <change> --json`.
+pub async fn new_change(
+    cwd: &Path,
+    change: &str,
+    cancel: &CancellationToken,
+) -> Result<Value, CliError> {
+    json(cwd, &["new", "change", change, "--json"], cancel).await
+}
+
+/// `openspec archive <change> --yes --json`; the raw output, for the caller to confirm
+/// with [`payload`] (the archive path is taken from the reply, never predicted).
+pub async fn archive(
+    cwd: &Path,
+    change: &str,
+    cancel: &CancellationToken,
+) -> Result<Output, CliError> {
+    run(cwd, &["archive", change, "--yes", "--json"], cancel).await
 }
 
 /// Interprets a `--json` reply: the payload on exit 0, OpenSpec's error envelope otherwise.

@@ -143,7 +143,11 @@ pub fn unauthorized(ws: &Workspace, id: &str) -> SpecError {
 }
 
 /// Opens a folder: canonical path, repository, linked worktrees.
-pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, SpecError> {
+pub async fn open(
+    config: &Config,
+    folder: &Folder,
+    cancel: &CancellationToken,
+) -> Result<Owner, SpecError> {
     let path = std::fs::canonicalize(&folder.folder_path)
         .ok()
         .filter(|p| p.is_dir())
@@ -171,14 +175,9 @@ pub async fn open(folder: &Folder, cancel: &CancellationToken) -> Result<Owner, 
         owner.main_refused = true;
         owner.refused.push(e);
     }
-    // Authorization comes from the workspace descriptor, not from allowed roots.
-    let open = repo::open(
-        &Config::default(),
-        "folderPath",
-        &path.to_string_lossy(),
-        cancel,
-    )
-    .await;
+    // The workspace descriptor authorizes the folder; the allowed roots still bound where
+    // its repository (git directory, common directory, alternates) may lead.
+    let open = repo::open(config, "folderPath", &path.to_string_lossy(), cancel).await;
     let repo = match open {
         Ok(repo) if repo.worktree.as_deref() == Some(path.as_path()) => repo,
         Ok(repo) => {
