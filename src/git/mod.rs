@@ -13,6 +13,7 @@ pub mod merge;
 pub mod operation;
 pub mod reach;
 pub mod repo;
+pub mod status;
 mod trust;
 pub mod worktree_state;
 pub mod write;
