@@ -2,7 +2,9 @@
 //! path is tracked, what is staged, the current branch, whether a branch exists, and
 //! which paths have changed.
 
-use super::{Git, GitError};
+use super::status::{StatusQuery, Untracked};
+use super::{Git, GitError, RepoRelPath};
+use crate::parse::status_v2::Status;
 
 /// Output kept from one of these listings; a worktree's path list, not file contents.
 const CAP: usize = 4 * 1024 * 1024;
@@ -52,12 +54,30 @@ impl Git<'_> {
 
     /// Changed paths (untracked ones each listed, a rename's source too), limited to
     /// `paths` when given.
-    pub async fn changed_paths(&self, paths: &[&str]) -> Result<Vec<String>, GitError> {
-        let mut args = vec!["status", "--porcelain", "-z", "--untracked-files=all", "--"];
-        args.extend_from_slice(paths);
-        let out = self.cmd(args).capture(CAP).await?;
-        Ok(porcelain_paths(&out.sink.bytes))
+    pub async fn changed_paths(
+        &self,
+        paths: Option<&[RepoRelPath]>,
+    ) -> Result<Vec<String>, GitError> {
+        let query = StatusQuery {
+            untracked: Some(Untracked::All),
+            paths,
+            ..StatusQuery::default()
+        };
+        Ok(entry_paths(&query.read(self, MAX_CHANGED).await?))
     }
+}
+
+/// Changed paths listed at most; they end up in a message to the agent.
+const MAX_CHANGED: usize = 100_000;
+
+/// Every entry's path, each followed by its rename or copy source.
+fn entry_paths(status: &Status) -> Vec<String> {
+    let text = |p: &[u8]| String::from_utf8_lossy(p).into_owned();
+    status
+        .entries
+        .iter()
+        .flat_map(|e| std::iter::once(text(&e.path)).chain(e.orig_path.as_deref().map(text)))
+        .collect()
 }
 
 fn nul_records(bytes: &[u8]) -> Vec<String> {
@@ -68,35 +88,29 @@ fn nul_records(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// The paths of `git status --porcelain -z` output. Each record is `XY path`; a rename or
-/// copy (`R`/`C` in either column) is followed by one more record holding its source path
-/// with no status in front, which is a changed path too.
-fn porcelain_paths(bytes: &[u8]) -> Vec<String> {
-    let mut paths = Vec::new();
-    let mut records = bytes.split(|b| *b == 0).filter(|r| !r.is_empty());
-    while let Some(record) = records.next() {
-        let (Some(status), Some(path)) = (record.get(..2), record.get(3..)) else {
-            continue;
-        };
-        paths.push(String::from_utf8_lossy(path).into_owned());
-        if status.iter().any(|c| matches!(c, b'R' | b'C')) {
-            if let Some(source) = records.next() {
-                paths.push(String::from_utf8_lossy(source).into_owned());
-            }
-        }
-    }
-    paths
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn porcelain_paths_keep_a_rename_source_whole() {
-        let out = b"R  new name.txt\0old name.txt\0 M a.txt\0?? dir/b.txt\0";
+    fn a_rename_lists_its_source_after_it() {
+        use crate::parse::status_v2::{Entry, Kind};
+        let entry = |kind, path: &str, orig: Option<&str>| Entry {
+            kind,
+            xy: *b"R.",
+            submodule: None,
+            path: path.as_bytes().to_vec(),
+            orig_path: orig.map(|o| o.as_bytes().to_vec()),
+            score: None,
+        };
+        let mut status = Status::new(10);
+        status.entries = vec![
+            entry(Kind::Renamed, "new name.txt", Some("old name.txt")),
+            entry(Kind::Changed, "a.txt", None),
+            entry(Kind::Untracked, "dir/b.txt", None),
+        ];
         assert_eq!(
-            porcelain_paths(out),
+            entry_paths(&status),
             ["new name.txt", "old name.txt", "a.txt", "dir/b.txt"]
         );
     }

@@ -198,7 +198,7 @@ impl Finalizer<'_> {
     }
 
     async fn dirty(&self, dir: &Path) -> Vec<String> {
-        super::changed_paths(self.config, dir, &[], self.cancel)
+        super::changed_paths(self.config, dir, None, self.cancel)
             .await
             .unwrap_or_default()
     }

@@ -33,7 +33,7 @@ use self::steps::{ARCHIVED, Recovery, Stop, recovery};
 use super::target::{self, Mode, Owner, Target};
 use super::{SpecError, metadata, openspec, tasks};
 use crate::config::Config;
-use crate::git::{Git, GitError, repo};
+use crate::git::{Git, GitError, RepoRelPath, repo};
 use crate::process::CancellationToken;
 
 pub struct Request {
@@ -423,16 +423,25 @@ fn rel(base: &Path, path: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Changed paths (untracked included) in the worktree at `dir`, limited to `paths` when
-/// given.
+/// Changed paths (untracked included) in the worktree at `dir`, limited to `paths`
+/// (relative to it) when given.
 async fn changed_paths(
     config: &Config,
     dir: &Path,
-    paths: &[&str],
+    paths: Option<&[String]>,
     cancel: &CancellationToken,
 ) -> Result<Vec<String>, GitError> {
     let repo = repo::open(config, "worktree", &dir.to_string_lossy(), cancel).await?;
-    Git::new(&repo, cancel).changed_paths(paths).await
+    let paths = paths
+        .map(|list| {
+            list.iter()
+                .map(|p| RepoRelPath::parse("path", p))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    Git::new(&repo, cancel)
+        .changed_paths(paths.as_deref())
+        .await
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ async fn pending_archive(
             (Mode::Main, false) => status.as_deref() != Some("archived"),
             (Mode::Main, true) => {
                 status.as_deref() != Some("archived")
-                    || !changed_paths(config, &dir, &[&rel(&dir, &archived)], cancel)
+                    || !changed_paths(config, &dir, Some(&[rel(&dir, &archived)]), cancel)
                         .await
                         .unwrap_or_default()
                         .is_empty()
