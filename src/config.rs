@@ -1,9 +1,13 @@
 //! Settings read once at start: command-line flags and the environment variables the
 //! product contract names. Nothing else reads the environment for behaviour.
 
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-/// Every environment variable gitward reads, in one place.
+/// Every environment variable gitward reads, in one place. [`Env::read`] reads each of
+/// [`vars::ALL`] once at start and nothing else reads the environment; the only other
+/// look at it is `process::env`, which copies it (scrubbed) for the children it starts.
 pub mod vars {
     /// OS path list of directories repositories must live under.
     pub const ALLOWED_ROOTS: &str = "FLUXGIT_MCP_ALLOWED_ROOTS";
@@ -35,6 +39,162 @@ pub mod vars {
     /// Comma-separated filter driver names a repository may run during reads, when the
     /// program behind each resolves outside the repository and every allowed root.
     pub const TRUSTED_DRIVERS: &str = "GITWARD_TRUSTED_DRIVERS";
+    /// An explicit git binary (tests pin one; packagers may too).
+    pub const GIT: &str = "GITWARD_GIT";
+    /// How many child processes run at once (a positive integer).
+    pub const MAX_CHILDREN: &str = "GITWARD_MAX_CHILDREN";
+    /// Test knob, not product contract: rotate the audit segment at this many bytes.
+    pub const AUDIT_ROTATE_BYTES: &str = "GITWARD_AUDIT_ROTATE_BYTES";
+    /// Test knob, not product contract: the audit refusal-folding window in milliseconds
+    /// (`0` records every refusal).
+    pub const AUDIT_REFUSAL_WINDOW_MS: &str = "GITWARD_AUDIT_REFUSAL_WINDOW_MS";
+    /// Development builds only: the tool named here panics when called.
+    pub const DEBUG_PANIC_TOOL: &str = "GITWARD_DEBUG_PANIC_TOOL";
+    /// The user's home: the default run directory, `~` in git include paths, and where
+    /// agents keep their session stores.
+    pub const HOME: &str = "HOME";
+    /// Where a trusted filter driver's program and the OpenSpec CLI are looked up.
+    pub const PATH: &str = "PATH";
+    /// The user's data directory (workspace data, agents' stores).
+    pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+    /// Agents' own overrides of where they keep their session stores.
+    pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
+    pub const CODEX_HOME: &str = "CODEX_HOME";
+    pub const CODEX_SQLITE_HOME: &str = "CODEX_SQLITE_HOME";
+    pub const COPILOT_HOME: &str = "COPILOT_HOME";
+    pub const OPENCODE_DB: &str = "OPENCODE_DB";
+    pub const CONTINUE_GLOBAL_DIR: &str = "CONTINUE_GLOBAL_DIR";
+
+    /// Every variable above.
+    pub const ALL: &[&str] = &[
+        ALLOWED_ROOTS,
+        HANDSHAKE_ADDR,
+        GATEWAY_ADDR,
+        GATEWAY_URL,
+        AUDIT_LOG,
+        AUDIT_DISABLED,
+        AUDIT_SIGN_KEY,
+        PRESENCE_DISABLED,
+        AGENT_DETECTION_DISABLED,
+        AGENT_POLICY,
+        RUN_DIR,
+        WORKSPACE_JSON,
+        DISABLE_BUNDLED_MCP,
+        OPENSPEC_CLI_PATH,
+        TRUSTED_DRIVERS,
+        GIT,
+        MAX_CHILDREN,
+        AUDIT_ROTATE_BYTES,
+        AUDIT_REFUSAL_WINDOW_MS,
+        DEBUG_PANIC_TOOL,
+        HOME,
+        PATH,
+        XDG_DATA_HOME,
+        CLAUDE_CONFIG_DIR,
+        CODEX_HOME,
+        CODEX_SQLITE_HOME,
+        COPILOT_HOME,
+        OPENCODE_DB,
+        CONTINUE_GLOBAL_DIR,
+    ];
+}
+
+/// The values of [`vars::ALL`], read once.
+#[derive(Debug, Clone, Default)]
+pub struct Env(BTreeMap<&'static str, OsString>);
+
+impl Env {
+    /// Reads every variable of [`vars::ALL`] from the process environment.
+    pub fn read() -> Env {
+        Env(vars::ALL
+            .iter()
+            .filter_map(|name| std::env::var_os(name).map(|v| (*name, v)))
+            .collect())
+    }
+
+    /// An environment holding exactly these values (tests).
+    pub fn of(pairs: &[(&'static str, &str)]) -> Env {
+        Env(pairs.iter().map(|(k, v)| (*k, OsString::from(v))).collect())
+    }
+
+    pub fn os(&self, name: &str) -> Option<&OsStr> {
+        self.0.get(name).map(OsString::as_os_str)
+    }
+
+    /// A non-empty value.
+    fn non_empty(&self, name: &str) -> Option<&OsStr> {
+        self.os(name).filter(|v| !v.is_empty())
+    }
+
+    /// Set at all, to any value: the "any value" switches.
+    pub fn is_set(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        self.os(name).and_then(|v| v.to_str()).map(str::to_owned)
+    }
+
+    fn path(&self, name: &str) -> Option<PathBuf> {
+        self.non_empty(name).map(PathBuf::from)
+    }
+
+    /// An absolute directory; a relative one would move with the working directory.
+    fn abs_dir(&self, name: &str) -> Option<PathBuf> {
+        self.os(name).map(PathBuf::from).filter(|p| p.is_absolute())
+    }
+
+    fn positive<T: std::str::FromStr + PartialOrd + Default>(&self, name: &str) -> Option<T> {
+        self.text(name)?
+            .parse::<T>()
+            .ok()
+            .filter(|n| *n > T::default())
+    }
+}
+
+/// Where the user's own programs keep things, from the environment.
+#[derive(Debug, Clone, Default)]
+pub struct UserDirs {
+    /// `HOME`, when absolute.
+    pub home: Option<PathBuf>,
+    /// `PATH` as given.
+    pub search_path: OsString,
+    /// `XDG_DATA_HOME`, when absolute.
+    pub xdg_data_home: Option<PathBuf>,
+    /// Agents' store overrides, each when absolute.
+    pub claude_config_dir: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+    pub codex_sqlite_home: Option<PathBuf>,
+    pub copilot_home: Option<PathBuf>,
+    pub opencode_db: Option<PathBuf>,
+    pub continue_global_dir: Option<PathBuf>,
+}
+
+impl UserDirs {
+    fn from_env(env: &Env) -> UserDirs {
+        UserDirs {
+            home: env.abs_dir(vars::HOME),
+            search_path: env.os(vars::PATH).map(OsStr::to_owned).unwrap_or_default(),
+            xdg_data_home: env.abs_dir(vars::XDG_DATA_HOME),
+            claude_config_dir: env.abs_dir(vars::CLAUDE_CONFIG_DIR),
+            codex_home: env.abs_dir(vars::CODEX_HOME),
+            codex_sqlite_home: env.abs_dir(vars::CODEX_SQLITE_HOME),
+            copilot_home: env.abs_dir(vars::COPILOT_HOME),
+            opencode_db: env.abs_dir(vars::OPENCODE_DB),
+            continue_global_dir: env.abs_dir(vars::CONTINUE_GLOBAL_DIR),
+        }
+    }
+}
+
+/// The audit ledger's settings from the environment.
+#[derive(Debug, Clone, Default)]
+pub struct AuditEnv {
+    pub disabled: bool,
+    pub log: Option<PathBuf>,
+    /// Set (even if empty): the server must sign or refuse to start.
+    pub sign_key: Option<PathBuf>,
+    pub rotate_bytes: Option<u64>,
+    pub refusal_window_ms: Option<u64>,
 }
 
 /// Groups of tools that can be switched on at start.
@@ -74,9 +234,23 @@ pub struct Config {
     /// The run directory, as [`run_dir`] works it out.
     pub run_dir: Option<PathBuf>,
     /// The frozen workspace of the spec tools; `None` hides them.
-    pub workspace: Option<std::sync::Arc<crate::specs::workspace::Workspace>>,
+    pub workspace: Option<std::sync::Arc<crate::model::workspace::Workspace>>,
     /// Filter drivers the user trusts to run during reads (see `git::trust`).
     pub trusted_drivers: Vec<String>,
+    /// The workspace descriptor from the environment, unparsed.
+    pub workspace_json: Option<OsString>,
+    /// `FYLLO_DISABLE_BUNDLED_MCP=1`: no spec tools.
+    pub specs_disabled: bool,
+    /// An explicit OpenSpec CLI.
+    pub openspec_cli: Option<PathBuf>,
+    pub presence_disabled: bool,
+    pub agent_detection_disabled: bool,
+    pub audit: AuditEnv,
+    /// The process door's settings (git binary, concurrent children).
+    pub process: crate::process::Settings,
+    pub user: UserDirs,
+    /// Development builds: the tool that panics when called.
+    pub debug_panic_tool: Option<String>,
 }
 
 impl Default for Config {
@@ -89,18 +263,33 @@ impl Default for Config {
             run_dir: None,
             workspace: None,
             trusted_drivers: Vec::new(),
+            workspace_json: None,
+            specs_disabled: false,
+            openspec_cli: None,
+            presence_disabled: false,
+            agent_detection_disabled: false,
+            audit: AuditEnv::default(),
+            process: crate::process::Settings::default(),
+            user: UserDirs::default(),
+            debug_panic_tool: None,
         }
     }
 }
 
 impl Config {
-    /// Builds the configuration from the environment plus `--allowed-root` flags.
+    /// Builds the configuration from the process environment plus `--allowed-root` flags.
+    pub fn from_env(extra_roots: &[PathBuf]) -> Result<Config, String> {
+        Config::from(&Env::read(), extra_roots)
+    }
+
+    /// Builds the configuration from `env` plus `--allowed-root` flags.
     ///
     /// Roots that do not exist are an error: a typo must not silently widen or empty the
     /// set of reachable repositories.
-    pub fn from_env(extra_roots: &[PathBuf]) -> Result<Config, String> {
-        let mut roots: Vec<PathBuf> = std::env::var_os(vars::ALLOWED_ROOTS)
-            .map(|list| std::env::split_paths(&list).collect())
+    pub fn from(env: &Env, extra_roots: &[PathBuf]) -> Result<Config, String> {
+        let mut roots: Vec<PathBuf> = env
+            .os(vars::ALLOWED_ROOTS)
+            .map(|list| std::env::split_paths(list).collect())
             .unwrap_or_default();
         roots.extend(extra_roots.iter().cloned());
         let mut allowed_roots = Vec::new();
@@ -117,9 +306,10 @@ impl Config {
         }
         let gateway_addr = [vars::HANDSHAKE_ADDR, vars::GATEWAY_ADDR, vars::GATEWAY_URL]
             .iter()
-            .filter_map(|name| std::env::var(name).ok())
+            .filter_map(|name| env.text(name))
             .find(|v| !v.trim().is_empty());
-        let trusted_drivers = std::env::var(vars::TRUSTED_DRIVERS)
+        let trusted_drivers = env
+            .text(vars::TRUSTED_DRIVERS)
             .unwrap_or_default()
             .split(',')
             .map(str::trim)
@@ -130,7 +320,28 @@ impl Config {
             allowed_roots,
             gateway_addr,
             trusted_drivers,
-            run_dir: run_dir(),
+            run_dir: run_dir(env),
+            workspace_json: env.os(vars::WORKSPACE_JSON).map(OsStr::to_owned),
+            specs_disabled: env.os(vars::DISABLE_BUNDLED_MCP).is_some_and(|v| v == "1"),
+            openspec_cli: env.path(vars::OPENSPEC_CLI_PATH),
+            presence_disabled: env.is_set(vars::PRESENCE_DISABLED),
+            agent_detection_disabled: env.is_set(vars::AGENT_DETECTION_DISABLED),
+            audit: AuditEnv {
+                disabled: env.is_set(vars::AUDIT_DISABLED),
+                log: env.path(vars::AUDIT_LOG),
+                sign_key: env.os(vars::AUDIT_SIGN_KEY).map(PathBuf::from),
+                rotate_bytes: env.positive(vars::AUDIT_ROTATE_BYTES),
+                refusal_window_ms: env
+                    .text(vars::AUDIT_REFUSAL_WINDOW_MS)
+                    .and_then(|v| v.parse().ok()),
+            },
+            process: crate::process::Settings {
+                git: env.path(vars::GIT),
+                max_children: env.positive(vars::MAX_CHILDREN),
+                search_path: env.os(vars::PATH).map(OsStr::to_owned),
+            },
+            user: UserDirs::from_env(env),
+            debug_panic_tool: env.text(vars::DEBUG_PANIC_TOOL),
             ..Config::default()
         })
     }
@@ -145,20 +356,13 @@ impl Config {
     }
 }
 
-/// Whether an "any value" switch variable is set.
-pub fn flag(name: &str) -> bool {
-    std::env::var_os(name).is_some()
-}
-
 /// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform
 /// under an absolute `HOME` (a relative one would move with the working directory).
-pub fn run_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os(vars::RUN_DIR).filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
+fn run_dir(env: &Env) -> Option<PathBuf> {
+    if let Some(dir) = env.path(vars::RUN_DIR) {
+        return Some(dir);
     }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())?;
+    let home = env.abs_dir(vars::HOME)?;
     Some(if cfg!(target_os = "macos") {
         home.join("Library/Application Support/FluxGit/run")
     } else {
@@ -180,5 +384,46 @@ mod tests {
         assert!(config.allows(std::path::Path::new("/a/b/c")));
         assert!(!config.allows(std::path::Path::new("/a/bc")));
         assert!(!config.allows(std::path::Path::new("/a")));
+    }
+
+    #[test]
+    fn every_variable_comes_from_the_one_reading() {
+        let env = Env::of(&[
+            (vars::RUN_DIR, ""),
+            (vars::HOME, "/home/u"),
+            (vars::GATEWAY_ADDR, " "),
+            (vars::GATEWAY_URL, "http://127.0.0.1:1"),
+            (vars::AUDIT_DISABLED, ""),
+            (vars::AUDIT_SIGN_KEY, ""),
+            (vars::AUDIT_ROTATE_BYTES, "0"),
+            (vars::AUDIT_REFUSAL_WINDOW_MS, "0"),
+            (vars::MAX_CHILDREN, "3"),
+            (vars::DISABLE_BUNDLED_MCP, "yes"),
+            (vars::CODEX_HOME, "relative/dir"),
+            (vars::TRUSTED_DRIVERS, " lfs, ,upper"),
+        ]);
+        let config = Config::from(&env, &[]).expect("config");
+        assert_eq!(
+            config.run_dir.as_deref(),
+            Some(std::path::Path::new("/home/u/.local/share/FluxGit/run"))
+        );
+        assert_eq!(config.gateway_addr.as_deref(), Some("http://127.0.0.1:1"));
+        assert!(config.audit.disabled);
+        assert_eq!(config.audit.sign_key, Some(PathBuf::new()));
+        assert_eq!(config.audit.rotate_bytes, None);
+        assert_eq!(config.audit.refusal_window_ms, Some(0));
+        assert_eq!(config.process.max_children, Some(3));
+        assert!(!config.specs_disabled);
+        assert_eq!(config.user.codex_home, None);
+        assert_eq!(config.trusted_drivers, ["lfs", "upper"]);
+        assert!(!config.presence_disabled);
+    }
+
+    #[test]
+    fn the_list_names_each_variable_once() {
+        let mut names = vars::ALL.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), vars::ALL.len());
     }
 }

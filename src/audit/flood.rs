@@ -15,17 +15,11 @@ use std::time::{Duration, Instant};
 /// How long refusals of one kind are folded into one entry.
 pub const WINDOW: Duration = Duration::from_secs(10);
 
-/// Test-only knob: the window in milliseconds (`0` records every refusal), so tests that
-/// use refused calls as cheap load keep one entry per call. Not part of the product
-/// contract.
-pub const WINDOW_MS_VAR: &str = "GITWARD_AUDIT_REFUSAL_WINDOW_MS";
-
-/// [`WINDOW`], unless [`WINDOW_MS_VAR`] says otherwise.
-pub fn window() -> Duration {
-    std::env::var(WINDOW_MS_VAR)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(WINDOW, Duration::from_millis)
+/// [`WINDOW`], unless the configuration says otherwise in milliseconds (a test knob:
+/// `0` records every refusal, so tests that use refused calls as cheap load keep one
+/// entry per call).
+pub fn window(configured_ms: Option<u64>) -> Duration {
+    configured_ms.map_or(WINDOW, Duration::from_millis)
 }
 
 /// What to do with one refused call.

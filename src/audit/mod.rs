@@ -18,15 +18,11 @@ pub mod writer;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{self, vars};
+use crate::config::{Config, vars};
 
 pub use ledger::{Entry, Ledger};
 pub use signing::{AuditSigner, verify_audit_event_signature};
 pub use verify::{VerifyReport, verify_audit_ledger};
-
-/// Test-only knob: rotate the active segment at this many bytes instead of 4 MiB, so
-/// rotation can be exercised without writing megabytes. Not part of the product contract.
-pub const ROTATE_BYTES_VAR: &str = "GITWARD_AUDIT_ROTATE_BYTES";
 
 /// Where and how to write the ledger.
 #[derive(Debug, Clone)]
@@ -34,6 +30,8 @@ pub struct AuditConfig {
     /// The active segment; rotations sit beside it as `<name>.1` … `<name>.4`.
     pub path: PathBuf,
     pub signer: Option<Arc<AuditSigner>>,
+    /// Rotate the active segment at this many bytes (4 MiB; a test knob can lower it so
+    /// rotation is exercised without writing megabytes).
     pub rotate_bytes: u64,
 }
 
@@ -58,38 +56,35 @@ pub enum AuditError {
 }
 
 impl AuditConfig {
-    /// Reads the audit settings from the environment. `Ok(None)` when audit is disabled.
-    pub fn from_env() -> Result<Option<AuditConfig>, AuditError> {
-        if config::flag(vars::AUDIT_DISABLED) {
+    /// The audit settings of the configuration. `Ok(None)` when audit is disabled.
+    pub fn from_config(config: &Config) -> Result<Option<AuditConfig>, AuditError> {
+        let audit = &config.audit;
+        if audit.disabled {
             return Ok(None);
         }
-        let signer = match std::env::var_os(vars::AUDIT_SIGN_KEY) {
+        let signer = match &audit.sign_key {
             None => None,
             Some(path) => {
-                let path = PathBuf::from(path);
-                let signer = AuditSigner::load(&path).map_err(|reason| AuditError::SigningKey {
+                let signer = AuditSigner::load(path).map_err(|reason| AuditError::SigningKey {
                     path: format!("{}={}", vars::AUDIT_SIGN_KEY, path.display()),
                     reason,
                 })?;
                 Some(Arc::new(signer))
             }
         };
-        let path = match std::env::var_os(vars::AUDIT_LOG).filter(|p| !p.is_empty()) {
-            Some(path) => PathBuf::from(path),
-            None => config::run_dir()
+        let path = match &audit.log {
+            Some(path) => path.clone(),
+            None => config
+                .run_dir
+                .as_ref()
                 .ok_or(AuditError::NoLocation)?
                 .join("audit")
                 .join("mcp.jsonl"),
         };
-        let rotate_bytes = std::env::var(ROTATE_BYTES_VAR)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or(ledger::ROTATE_BYTES);
         Ok(Some(AuditConfig {
             path,
             signer,
-            rotate_bytes,
+            rotate_bytes: audit.rotate_bytes.unwrap_or(ledger::ROTATE_BYTES),
         }))
     }
 }

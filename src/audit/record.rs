@@ -36,11 +36,12 @@ struct Refusal {
 }
 
 impl AuditObserver {
-    pub fn new(writer: Arc<AuditWriter>) -> AuditObserver {
+    /// `refusal_window`: how long refusals of one kind are folded into one entry.
+    pub fn new(writer: Arc<AuditWriter>, refusal_window: std::time::Duration) -> AuditObserver {
         AuditObserver {
             writer,
             session_id: Uuid::new_v4().to_string(),
-            refusals: Flood::new(flood::window()),
+            refusals: Flood::new(refusal_window),
         }
     }
 

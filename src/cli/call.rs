@@ -46,13 +46,16 @@ impl CallArgs {
 
 fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
     // Audited exactly as a call through the server is, and failing closed the same way.
-    let audit = match start_audit() {
+    let audit = match start_audit(&config) {
         Ok(audit) => audit,
         Err(code) => return code,
     };
-    let recorder = audit
-        .as_ref()
-        .map(|writer| audit::record::AuditObserver::new(Arc::clone(writer)));
+    let recorder = audit.as_ref().map(|writer| {
+        audit::record::AuditObserver::new(
+            Arc::clone(writer),
+            audit::flood::window(config.audit.refusal_window_ms),
+        )
+    });
     let client = ClientInfo {
         name: Some("gitward-cli".into()),
         version: Some(env!("CARGO_PKG_VERSION").into()),

@@ -47,7 +47,8 @@ impl SharedOptions {
         if config.workspace.is_none() {
             config.toolsets.retain(|t| *t != Toolset::Specs);
         }
-        crate::specs::openspec::exclude_project_dirs(&config);
+        crate::specs::openspec::configure(&config);
+        crate::process::configure(config.process.clone());
         Ok(config)
     }
 
@@ -55,9 +56,7 @@ impl SharedOptions {
     /// allowed roots. A descriptor that is present but invalid stops the server; the
     /// current directory is never used.
     fn workspace(&self, config: &Config) -> Result<Option<Workspace>, String> {
-        if std::env::var_os(vars::DISABLE_BUNDLED_MCP).is_some_and(|v| v == "1")
-            || !config.has(Toolset::Specs)
-        {
+        if config.specs_disabled || !config.has(Toolset::Specs) {
             return Ok(None);
         }
         if let Some(file) = &self.workspace {
@@ -67,17 +66,17 @@ impl SharedOptions {
                 .map(Some)
                 .map_err(|e| format!("--workspace {}: {e}", file.display()));
         }
-        if let Some(json) = std::env::var_os(vars::WORKSPACE_JSON) {
+        if let Some(json) = &config.workspace_json {
             let json = json
-                .into_string()
-                .map_err(|_| format!("{} is not UTF-8", vars::WORKSPACE_JSON))?;
-            return Workspace::parse(&json)
+                .to_str()
+                .ok_or_else(|| format!("{} is not UTF-8", vars::WORKSPACE_JSON))?;
+            return Workspace::parse(json)
                 .map(Some)
                 .map_err(|e| format!("{}: {e}", vars::WORKSPACE_JSON));
         }
         if config.allowed_roots.is_empty() {
             return Ok(None);
         }
-        Workspace::from_roots(&config.allowed_roots).map(Some)
+        Workspace::from_roots(&config.allowed_roots, &config.user).map(Some)
     }
 }

@@ -34,15 +34,18 @@ fn serve(config: Arc<Config>) -> ExitCode {
     }
     // Audit configuration fails closed: a bad signing key stops the server before it
     // has said anything on stdout.
-    let audit = match start_audit() {
+    let audit = match start_audit(&config) {
         Ok(audit) => audit,
         Err(code) => return code,
     };
-    let presence = crate::presence::own::Presence::start();
+    let presence = crate::presence::own::Presence::start(&config);
     let mut observers: Vec<Arc<dyn transport::CallObserver>> = Vec::new();
-    let recorder = audit
-        .as_ref()
-        .map(|writer| Arc::new(audit::record::AuditObserver::new(Arc::clone(writer))));
+    let recorder = audit.as_ref().map(|writer| {
+        Arc::new(audit::record::AuditObserver::new(
+            Arc::clone(writer),
+            audit::flood::window(config.audit.refusal_window_ms),
+        ))
+    });
     if let Some(recorder) = &recorder {
         observers.push(Arc::clone(recorder) as Arc<dyn transport::CallObserver>);
     }

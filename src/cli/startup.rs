@@ -4,6 +4,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::audit::{self, AuditConfig, AuditError, Ledger};
+use crate::config::Config;
 
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -14,8 +15,8 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// Opens the audit ledger and its writer thread; `Ok(None)` when audit is off.
-pub fn start_audit() -> Result<Option<Arc<audit::writer::AuditWriter>>, ExitCode> {
-    let config = match AuditConfig::from_env() {
+pub fn start_audit(config: &Config) -> Result<Option<Arc<audit::writer::AuditWriter>>, ExitCode> {
+    let config = match AuditConfig::from_config(config) {
         Ok(Some(config)) => config,
         Ok(None) => return Ok(None),
         Err(AuditError::NoLocation) => {

@@ -45,6 +45,8 @@ pub(crate) struct Found {
     pub merges: Vec<Vec<u8>>,
     /// Files whose change may change the answer.
     pub watched: Vec<PathBuf>,
+    /// The user's home, where a `~/` include points.
+    home: Option<PathBuf>,
 }
 
 impl Found {
@@ -55,6 +57,7 @@ impl Found {
         &self,
         trusted: &[String],
         forbidden: &[PathBuf],
+        search_path: &OsStr,
     ) -> Vec<(OsString, OsString)> {
         let mut out = Vec::new();
         for name in &self.filters {
@@ -63,7 +66,7 @@ impl Found {
                     commands
                         .values()
                         .filter(|c| !c.is_empty())
-                        .all(|c| trust::check(c, forbidden).is_ok())
+                        .all(|c| trust::check(c, forbidden, search_path).is_ok())
                 })
             {
                 continue;
@@ -92,8 +95,15 @@ fn key(section: &[u8], name: &[u8], var: &str) -> OsString {
 }
 
 /// Finds the drivers configured for the repository git finds from `dir`.
-pub(crate) async fn own(dir: &Path, cancel: &CancellationToken) -> Result<Found, GitError> {
-    let mut found = Found::default();
+pub(crate) async fn own(
+    dir: &Path,
+    home: Option<&Path>,
+    cancel: &CancellationToken,
+) -> Result<Found, GitError> {
+    let mut found = Found {
+        home: home.map(Path::to_path_buf),
+        ..Found::default()
+    };
     read_config(dir, &[], true, &mut found, cancel).await?;
     Ok(found)
 }
@@ -210,7 +220,7 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
         }
         if let (Some(value), Some(file)) = (value, &file)
             && is_include(key)
-            && let Some(target) = include_target(file, value)
+            && let Some(target) = include_target(file, value, found.home.as_deref())
         {
             found.watched.push(target);
         }
@@ -247,10 +257,10 @@ fn is_include(key: &[u8]) -> bool {
 }
 
 /// Where an include directive points, resolved the way git resolves it.
-fn include_target(file: &Path, value: &[u8]) -> Option<PathBuf> {
+fn include_target(file: &Path, value: &[u8], home: Option<&Path>) -> Option<PathBuf> {
     let value = Path::new(OsStr::from_bytes(value));
     if let Ok(rest) = value.strip_prefix("~") {
-        return std::env::var_os("HOME").map(|home| Path::new(&home).join(rest));
+        return home.map(|home| home.join(rest));
     }
     if value.is_absolute() {
         return Some(value.to_path_buf());
@@ -291,7 +301,7 @@ command\0command line:\0filter.cmd.clean\n\0",
                 b"merge.theirs.driver".to_vec()
             ]
         );
-        let o = f.overrides(&[], &[]);
+        let o = f.overrides(&[], &[], OsStr::new(""));
         assert!(o.contains(&("filter.a=b.clean".into(), "".into())));
         assert!(o.contains(&("filter.a=b.required".into(), "false".into())));
         assert!(o.contains(&("merge.m=x.driver".into(), "".into())));
@@ -299,7 +309,10 @@ command\0command line:\0filter.cmd.clean\n\0",
         assert_eq!(o.len(), 3 * 4 + 2);
         // A trusted filter stays armed only when its command is a plain program outside
         // the forbidden roots: `/x` does not exist.
-        assert_eq!(f.overrides(&["evil".into()], &[]).len(), 3 * 4 + 2);
+        assert_eq!(
+            f.overrides(&["evil".into()], &[], OsStr::new("")).len(),
+            3 * 4 + 2
+        );
     }
 
     #[test]
@@ -310,14 +323,15 @@ local\0file:.git/config\0filter.up.smudge\ncat\0\
 local\0file:.git/config\0filter.bad.clean\nsh -c 'x'\0",
         );
         let trusted = ["up".to_owned(), "bad".to_owned()];
-        let o = f.overrides(&trusted, &[]);
+        let path = OsStr::new("/usr/bin:/bin");
+        let o = f.overrides(&trusted, &[], path);
         assert!(
             !o.iter()
                 .any(|(k, _)| k.to_string_lossy().starts_with("filter.up."))
         );
         assert!(o.contains(&("filter.bad.clean".into(), "".into())));
         let bin = std::fs::canonicalize("/bin/cat").unwrap();
-        let o = f.overrides(&trusted, &[bin.parent().unwrap().to_path_buf()]);
+        let o = f.overrides(&trusted, &[bin.parent().unwrap().to_path_buf()], path);
         assert!(o.contains(&("filter.up.clean".into(), "".into())));
     }
 

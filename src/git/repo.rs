@@ -241,7 +241,7 @@ async fn discover(
         .capture(64 * 1024, cancel);
     // Filter drivers the repository itself defines could run a program during `status`
     // or `diff`; merge drivers of any scope during `merge-tree`. Each gets disarmed.
-    let drivers = drivers::own(dir, cancel);
+    let drivers = drivers::own(dir, config.user.home.as_deref(), cancel);
     let (layout, drivers) = tokio::join!(layout, drivers);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let layout = layout.map_err(|e| GitError::run(&args(&["git", "rev-parse"]), e))?;
@@ -310,6 +310,7 @@ async fn discover(
                 Some(common_dir.as_path()),
             ],
         ),
+        &config.user.search_path,
     );
     let repo = Repo {
         path,

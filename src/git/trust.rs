@@ -24,7 +24,11 @@ const LAUNCHERS: &[&[u8]] = &[
 ];
 
 /// Checks one driver command; `Err` says why it may not run.
-pub(crate) fn check(command: &[u8], forbidden: &[PathBuf]) -> Result<PathBuf, String> {
+pub(crate) fn check(
+    command: &[u8],
+    forbidden: &[PathBuf],
+    search_path: &OsStr,
+) -> Result<PathBuf, String> {
     let words = words(command)?;
     let (program, args) = words.split_first().ok_or("the command is empty")?;
     if args.iter().any(|a| a.contains(&b'/')) {
@@ -37,7 +41,7 @@ pub(crate) fn check(command: &[u8], forbidden: &[PathBuf]) -> Result<PathBuf, St
             String::from_utf8_lossy(base)
         ));
     }
-    let found = resolve(program)?;
+    let found = resolve(program, search_path)?;
     let real = std::fs::canonicalize(&found)
         .map_err(|e| format!("{} cannot be resolved: {e}", found.display()))?;
     if let Some(root) = forbidden.iter().find(|root| real.starts_with(root)) {
@@ -79,7 +83,7 @@ fn words(command: &[u8]) -> Result<Vec<&[u8]>, String> {
 /// Finds `program` as git's child would: a path as given (it must be absolute, since a
 /// relative one names a file of the repository), or the first match on `PATH`, refusing
 /// when a relative `PATH` entry (resolved inside the repository) comes first.
-fn resolve(program: &[u8]) -> Result<PathBuf, String> {
+fn resolve(program: &[u8], search_path: &OsStr) -> Result<PathBuf, String> {
     let name = Path::new(OsStr::from_bytes(program));
     if program.contains(&b'/') {
         return if name.is_absolute() {
@@ -91,8 +95,7 @@ fn resolve(program: &[u8]) -> Result<PathBuf, String> {
             ))
         };
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
+    for dir in std::env::split_paths(search_path) {
         if !dir.is_absolute() {
             return Err(format!(
                 "PATH holds the relative entry {:?} before {} is found",
@@ -121,8 +124,15 @@ mod tests {
     fn only_plain_programs_outside_the_forbidden_roots_pass() {
         let cat = std::fs::canonicalize("/bin/cat").unwrap();
         let none: Vec<PathBuf> = Vec::new();
-        assert_eq!(check(b"\"/bin/cat\" clean -- %f", &none), Ok(cat.clone()));
-        assert!(check(b"cat -u", &none).is_ok());
+        assert_eq!(
+            check(
+                b"\"/bin/cat\" clean -- %f",
+                &none,
+                OsStr::new("/usr/bin:/bin")
+            ),
+            Ok(cat.clone())
+        );
+        assert!(check(b"cat -u", &none, OsStr::new("/usr/bin:/bin")).is_ok());
         for bad in [
             &b"sh -c 'x'"[..],
             b"sh -c x",
@@ -138,12 +148,12 @@ mod tests {
             b"no-such-program-anywhere",
         ] {
             assert!(
-                check(bad, &none).is_err(),
+                check(bad, &none, OsStr::new("/usr/bin:/bin")).is_err(),
                 "{:?}",
                 String::from_utf8_lossy(bad)
             );
         }
         let parent = cat.parent().unwrap().to_path_buf();
-        assert!(check(b"/bin/cat", &[parent]).is_err());
+        assert!(check(b"/bin/cat", &[parent], OsStr::new("/usr/bin:/bin")).is_err());
     }
 }

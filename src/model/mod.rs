@@ -1,4 +1,6 @@
-//! Result types shared by several tool families.
+//! Result types and newtypes shared by several modules.
+
+pub mod workspace;
 
 use base64::Engine;
 use schemars::JsonSchema;

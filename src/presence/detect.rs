@@ -253,6 +253,8 @@ pub struct Scope {
     pub worktrees: Vec<Worktree>,
     pub common_dir: PathBuf,
     pub home: Option<PathBuf>,
+    /// Where agents keep their stores when they are told elsewhere than under `home`.
+    pub dirs: crate::config::UserDirs,
     pub run_dir: Option<PathBuf>,
     pub now_ms: u64,
     pub meter: Meter,
@@ -263,7 +265,11 @@ pub struct Scope {
 
 impl Scope {
     /// The repository's worktrees: the one asked about, the main one and every linked one.
-    pub fn for_repo(repo: &crate::git::Repo, deadline: Instant) -> Scope {
+    pub fn for_repo(
+        repo: &crate::git::Repo,
+        config: &crate::config::Config,
+        deadline: Instant,
+    ) -> Scope {
         let mut worktrees: Vec<Worktree> = Vec::new();
         let mut add = |path: PathBuf, git_dir: PathBuf| {
             let path = std::fs::canonicalize(&path).unwrap_or(path);
@@ -302,8 +308,9 @@ impl Scope {
         Scope {
             worktrees,
             common_dir: common.clone(),
-            home: super::home(),
-            run_dir: crate::config::run_dir(),
+            home: config.user.home.clone(),
+            dirs: config.user.clone(),
+            run_dir: config.run_dir.clone(),
             now_ms: super::now_ms(),
             meter: Meter::new(deadline),
             caller_client: None,
@@ -820,6 +827,7 @@ mod tests {
             }],
             common_dir: "/src/app/.git".into(),
             home: None,
+            dirs: crate::config::UserDirs::default(),
             run_dir: None,
             now_ms: 2_000,
             meter: Meter::new(Instant::now()),
@@ -911,6 +919,7 @@ mod tests {
             ],
             common_dir: "/src/app/.git".into(),
             home: None,
+            dirs: crate::config::UserDirs::default(),
             run_dir: None,
             now_ms: 0,
             meter: Meter::new(Instant::now()),

@@ -191,9 +191,10 @@ struct ContinueSession {
 }
 
 pub fn continue_dev(scope: &Scope, _snap: &Snapshot) -> Outcome {
-    let root = std::env::var_os("CONTINUE_GLOBAL_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
+    let root = scope
+        .dirs
+        .continue_global_dir
+        .clone()
         .or_else(|| Some(scope.home.as_ref()?.join(".continue")));
     let Some(sessions) = root.map(|r| r.join("sessions")) else {
         return Outcome::default();

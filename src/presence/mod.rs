@@ -12,7 +12,7 @@ mod procscan;
 mod records;
 mod stores;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch.
@@ -22,16 +22,9 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// The user's home directory, when it is set and absolute.
-pub(crate) fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-}
-
 /// The directory holding one presence record per running server.
-pub fn presence_dir() -> Option<PathBuf> {
-    Some(crate::config::run_dir()?.join("presence").join("mcp"))
+pub fn presence_dir(run_dir: &Path) -> PathBuf {
+    run_dir.join("presence").join("mcp")
 }
 
 /// Whether a process with this id exists on this host (ours or another user's).

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{now_ms, pid_alive};
-use crate::config::{self, vars};
+use crate::config::Config;
 use crate::transport::{CallEvent, CallObserver, Settled};
 
 /// Repositories kept per record.
@@ -86,11 +86,11 @@ struct State {
 impl Presence {
     /// Sweeps stale records and prepares ours, unless presence is disabled or there is no
     /// run directory. Nothing is written until the first accepted call.
-    pub fn start() -> Option<Arc<Presence>> {
-        if config::flag(vars::PRESENCE_DISABLED) {
+    pub fn start(config: &Config) -> Option<Arc<Presence>> {
+        if config.presence_disabled {
             return None;
         }
-        let dir = super::presence_dir()?;
+        let dir = super::presence_dir(config.run_dir.as_deref()?);
         sweep(&dir, now_ms());
         let session = uuid::Uuid::new_v4().to_string();
         let _ = SESSION.set(session.clone());

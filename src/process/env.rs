@@ -87,6 +87,9 @@ pub(crate) fn is_config_var(name: &OsStr) -> bool {
 }
 
 /// The full environment for children, computed once from our own environment.
+///
+/// The one read of the environment outside `config`, and on purpose: children get the
+/// user's whole environment (scrubbed), not only the variables gitward itself reads.
 pub fn child_env() -> &'static [(OsString, OsString)] {
     static ENV: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
     ENV.get_or_init(|| {

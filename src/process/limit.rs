@@ -14,8 +14,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::RunError;
 
-/// Environment variable that sets the bound (a positive integer) instead of the default.
-pub const MAX_CHILDREN_VAR: &str = "GITWARD_MAX_CHILDREN";
 /// The default bound per core: git spends much of its time waiting for the disk, so a few
 /// children per core keep the machine busy without thrashing it.
 const PER_CORE: usize = 4;
@@ -26,16 +24,13 @@ const MAX: usize = 32;
 
 static CHILDREN: OnceLock<Arc<Semaphore>> = OnceLock::new();
 
-/// The bound: `GITWARD_MAX_CHILDREN`, else four per core within 4..=32.
+/// The bound: the configured one (`GITWARD_MAX_CHILDREN`), else four per core within
+/// 4..=32.
 pub fn max_children() -> usize {
-    std::env::var(MAX_CHILDREN_VAR)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            cores.saturating_mul(PER_CORE).clamp(MIN, MAX)
-        })
+    super::settings::get().max_children.unwrap_or_else(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        cores.saturating_mul(PER_CORE).clamp(MIN, MAX)
+    })
 }
 
 pub(super) fn children() -> &'static Arc<Semaphore> {

@@ -12,6 +12,7 @@ pub mod env;
 mod error;
 pub mod limit;
 pub mod program;
+mod settings;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use std::time::Duration;
 pub use capture::{Capped, Finished, Flow, Sink};
 pub use error::RunError;
 pub use program::Program;
+pub use settings::{Settings, configure};
 pub use tokio_util::sync::CancellationToken;
 
 /// Default deadline for one child process.

@@ -21,20 +21,29 @@ impl Program {
     }
 }
 
-/// Environment variable naming an explicit git binary (tests pin one; packagers may too).
-pub const GIT_PATH_VAR: &str = "GITWARD_GIT";
-
 static GIT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
-/// The git binary: `GITWARD_GIT` when set, else the first `git` on `PATH`.
+/// The git binary: the configured one (`GITWARD_GIT`), else the first `git` on `PATH`.
 pub fn git() -> Result<&'static Path, RunError> {
-    GIT.get_or_init(|| match std::env::var_os(GIT_PATH_VAR) {
-        Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
-        _ => which::which("git").map_err(|e| format!("git was not found on PATH ({e})")),
+    GIT.get_or_init(|| match &super::settings::get().git {
+        Some(path) => Ok(path.clone()),
+        None => find_git(super::settings::get().search_path.as_deref())
+            .map_err(|e| format!("git was not found on PATH ({e})")),
     })
     .as_ref()
     .map(PathBuf::as_path)
     .map_err(|why| RunError::NotFound(why.clone()))
+}
+
+fn find_git(search_path: Option<&std::ffi::OsStr>) -> which::Result<PathBuf> {
+    match search_path {
+        Some(list) => which::which_in(
+            "git",
+            Some(list),
+            std::env::current_dir().unwrap_or_default(),
+        ),
+        None => which::which("git"),
+    }
 }
 
 /// The oldest git gitward works with: `merge-tree --write-tree` arrived in 2.38.

@@ -30,21 +30,36 @@ const ENV: &[(&str, &str)] = &[
     ("OPENSPEC_NO_UPDATE_CHECK", "1"),
 ];
 
-/// Directories whose contents a project controls: every workspace folder and allowed
-/// root. An `openspec` found under one of them is the project's own program, not ours.
-static PROJECT_DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+/// Where the CLI may come from, fixed at start.
+#[derive(Debug, Default)]
+struct Locator {
+    /// `FYLLO_OPENSPEC_CLI_PATH`.
+    explicit: Option<PathBuf>,
+    /// `PATH` as read at start.
+    search_path: std::ffi::OsString,
+    /// Directories whose contents a project controls: every workspace folder and allowed
+    /// root. An `openspec` found under one of them is the project's own program, not ours.
+    projects: Vec<PathBuf>,
+}
 
-/// Records, once at start, the directories no OpenSpec CLI may be taken from.
-pub fn exclude_project_dirs(config: &Config) {
+static LOCATOR: OnceLock<Locator> = OnceLock::new();
+
+/// Records, once at start, where the CLI may be taken from and the directories it never
+/// may.
+pub fn configure(config: &Config) {
     let mut dirs: Vec<PathBuf> = config.allowed_roots.clone();
     if let Some(ws) = &config.workspace {
         dirs.extend(ws.folders.iter().map(|f| f.folder_path.clone()));
     }
-    let dirs = dirs
+    let projects = dirs
         .into_iter()
         .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
         .collect();
-    let _ = PROJECT_DIRS.set(dirs);
+    let _ = LOCATOR.set(Locator {
+        explicit: config.openspec_cli.clone(),
+        search_path: config.user.search_path.clone(),
+        projects,
+    });
 }
 
 /// Finds the CLI: `FYLLO_OPENSPEC_CLI_PATH`, then the pinned install next to the
@@ -54,10 +69,10 @@ pub fn exclude_project_dirs(config: &Config) {
 /// Never the current directory's `node_modules/.bin` nor a relative `PATH` entry: a host
 /// that starts gitward inside a project would otherwise run that project's own script.
 pub fn locate() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os(vars::OPENSPEC_CLI_PATH).filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
+    let locator = LOCATOR.get_or_init(Locator::default);
+    if let Some(path) = &locator.explicit {
         return if path.is_file() {
-            Ok(path)
+            Ok(path.clone())
         } else {
             Err(format!(
                 "{} names {}, which is not a file",
@@ -75,17 +90,14 @@ pub fn locate() -> Result<PathBuf, String> {
     {
         return Ok(found);
     }
-    let projects = PROJECT_DIRS.get().map_or(&[][..], Vec::as_slice);
-    std::env::var_os("PATH")
-        .and_then(|list| on_trusted_path(&list, projects))
-        .ok_or_else(|| {
-            format!(
-                "the OpenSpec CLI was not found: set {} to its path, install it next to gitward \
+    on_trusted_path(&locator.search_path, &locator.projects).ok_or_else(|| {
+        format!(
+            "the OpenSpec CLI was not found: set {} to its path, install it next to gitward \
                  (scripts/setup runs `npm ci`), or put `openspec` in an absolute PATH directory \
                  outside the workspace folders and allowed roots",
-                vars::OPENSPEC_CLI_PATH
-            )
-        })
+            vars::OPENSPEC_CLI_PATH
+        )
+    })
 }
 
 /// The first executable `openspec` in an absolute entry of `path_list` that, with

@@ -9,6 +9,8 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::config::UserDirs;
 use sha2::Digest;
 
 /// Largest descriptor accepted, in bytes of JSON.
@@ -16,26 +18,7 @@ pub const MAX_DESCRIPTOR: usize = 64 * 1024;
 /// Most folders one workspace may authorize.
 pub const MAX_FOLDERS: usize = 16;
 
-/// A validated, frozen workspace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Workspace {
-    pub workspace_id: String,
-    pub workspace_kind: String,
-    pub primary_folder_id: String,
-    /// In authorization order.
-    pub folders: Vec<Folder>,
-    pub workspace_data_dir: PathBuf,
-    pub mcp_event_dir: Option<PathBuf>,
-    pub session_id: Option<String>,
-}
-
-/// One authorized project folder.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Folder {
-    pub folder_id: String,
-    pub folder_name: String,
-    pub folder_path: PathBuf,
-}
+pub use crate::model::workspace::{Folder, Workspace};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -150,7 +133,7 @@ impl Workspace {
     /// Folder ids are the directory names, made unique with a numeric suffix. The data
     /// directory sits under the user's data home, keyed by the set of roots, and every
     /// server start is its own session.
-    pub fn from_roots(roots: &[PathBuf]) -> Result<Workspace, String> {
+    pub fn from_roots(roots: &[PathBuf], user: &UserDirs) -> Result<Workspace, String> {
         if roots.is_empty() || roots.len() > MAX_FOLDERS {
             return Err(format!(
                 "a workspace needs 1 to {MAX_FOLDERS} folders, not {}",
@@ -180,12 +163,15 @@ impl Workspace {
         }
         let digest = hash.finalize();
         let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        let data_home = match std::env::var_os("XDG_DATA_HOME") {
-            Some(d) if Path::new(&d).is_absolute() => PathBuf::from(d),
-            _ => PathBuf::from(
-                std::env::var_os("HOME").ok_or("HOME is not set; cannot place workspace data")?,
-            )
-            .join(".local/share"),
+        // A relative HOME would put the data wherever the server happened to start.
+        let data_home = match (&user.xdg_data_home, &user.home) {
+            (Some(data), _) => data.clone(),
+            (None, Some(home)) => home.join(".local/share"),
+            (None, None) => {
+                return Err(
+                    "HOME is not set to an absolute path; cannot place workspace data".into(),
+                );
+            }
         };
         Ok(Workspace {
             workspace_id: format!("local-{key}"),
@@ -292,8 +278,14 @@ mod tests {
 
     #[test]
     fn roots_become_folders_with_unique_ids() {
-        let ws =
-            Workspace::from_roots(&[PathBuf::from("/x/app"), PathBuf::from("/y/app")]).unwrap();
+        let ws = Workspace::from_roots(
+            &[PathBuf::from("/x/app"), PathBuf::from("/y/app")],
+            &UserDirs {
+                home: Some(PathBuf::from("/home/u")),
+                ..UserDirs::default()
+            },
+        )
+        .unwrap();
         let ids: Vec<_> = ws.folders.iter().map(|f| f.folder_id.as_str()).collect();
         assert_eq!(ids, ["app", "app-2"]);
         assert_eq!(ws.workspace_kind, "collection");

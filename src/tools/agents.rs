@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
-use crate::config::{self, Toolset, vars};
+use crate::config::Toolset;
 use crate::error::{ToolError, code};
 use crate::git::repo;
 use crate::presence::detect::{self, Agent, ScanStats, Scope, Unavailable};
@@ -74,7 +74,7 @@ impl Tool for Presence {
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: PresenceInput) -> Result<Self::Output, ToolError> {
-        if config::flag(vars::AGENT_DETECTION_DISABLED) {
+        if ctx.config.agent_detection_disabled {
             return Err(ToolError::new(
                 code::AGENT_DETECTION_DISABLED,
                 "Agent detection is disabled (FLUXGIT_MCP_AGENT_DETECTION_DISABLED)",
@@ -83,7 +83,7 @@ impl Tool for Presence {
         }
         let deadline = Instant::now() + Duration::from_millis(input.budget_ms.0);
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
-        let mut scope = Scope::for_repo(&repo, deadline);
+        let mut scope = Scope::for_repo(&repo, &ctx.config, deadline);
         scope.caller_client = ctx.client.name.clone();
         let found = tokio::select! {
             found = detect::detect(scope, input.include_likely_caller) => found,

@@ -28,18 +28,20 @@ impl<T> Drop for AbortOnDrop<T> {
 /// when called, so tests can prove a panicking call is answered and audited. Release
 /// builds contain none of this.
 pub mod debug_panic {
-    #[cfg(debug_assertions)]
-    pub const VAR: &str = "GITWARD_DEBUG_PANIC_TOOL";
+    use crate::config::Config;
 
     #[cfg(debug_assertions)]
-    pub fn maybe_panic(tool: &str) {
-        if std::env::var_os(VAR).is_some_and(|v| v == tool) {
-            panic!("{VAR} asked {tool} to panic");
+    pub fn maybe_panic(config: &Config, tool: &str) {
+        if config.debug_panic_tool.as_deref() == Some(tool) {
+            panic!(
+                "{} asked {tool} to panic",
+                crate::config::vars::DEBUG_PANIC_TOOL
+            );
         }
     }
 
     #[cfg(not(debug_assertions))]
-    pub fn maybe_panic(_: &str) {}
+    pub fn maybe_panic(_: &Config, _: &str) {}
 }
 
 /// At most this many requests of one connection are worked on at once…

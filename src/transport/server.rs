@@ -66,7 +66,7 @@ pub struct CallOutcome {
 pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
     let tool = tools::find(&ctx.config, name)?;
     let task = guard::AbortOnDrop(tokio::spawn(async move {
-        guard::debug_panic::maybe_panic(tool.name);
+        guard::debug_panic::maybe_panic(&ctx.config, tool.name);
         tool.call_rendered(ctx, args).await
     }));
     Some(match task.await {

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{
-    MAX_DIRS, MAX_FILES_PER_AGENT, Summary, ToolUses, deadline_outcome, env_dir, newest_files,
-    summarize,
+    MAX_DIRS, MAX_FILES_PER_AGENT, Summary, ToolUses, deadline_outcome, newest_files, summarize,
 };
 use crate::presence::detect::{Finding, MAX_FILES, Outcome, Scope, Source};
 use crate::presence::fsread;
@@ -44,8 +43,11 @@ pub fn claude_dir_name(path: &Path) -> String {
 }
 
 pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
-    let Some(root) =
-        env_dir("CLAUDE_CONFIG_DIR").or_else(|| Some(scope.home.as_ref()?.join(".claude")))
+    let Some(root) = scope
+        .dirs
+        .claude_config_dir
+        .clone()
+        .or_else(|| Some(scope.home.as_ref()?.join(".claude")))
     else {
         return Outcome::default();
     };

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{
-    MAX_FILES_PER_AGENT, PatchHeaders, SQL_ROWS, Summary, deadline_outcome, env_dir, epoch_ms,
-    newest_files, open_sqlite, sql_reason, summarize,
+    MAX_FILES_PER_AGENT, PatchHeaders, SQL_ROWS, Summary, deadline_outcome, epoch_ms, newest_files,
+    open_sqlite, sql_reason, summarize,
 };
 use crate::presence::detect::{Finding, MAX_FILES, Outcome, Scope, Source, normalize};
 use crate::presence::fsread;
@@ -37,7 +37,11 @@ struct CodexGit {
 }
 
 pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
-    let Some(root) = env_dir("CODEX_HOME").or_else(|| Some(scope.home.as_ref()?.join(".codex")))
+    let Some(root) = scope
+        .dirs
+        .codex_home
+        .clone()
+        .or_else(|| Some(scope.home.as_ref()?.join(".codex")))
     else {
         return Outcome::default();
     };
@@ -201,7 +205,11 @@ struct ThreadRow {
 /// Recent, non-archived threads whose cwd is in the repository, from the newest
 /// `state_<N>.sqlite`.
 fn codex_threads(scope: &Scope, root: &Path) -> Result<Vec<ThreadRow>, Option<&'static str>> {
-    let sqlite_home = env_dir("CODEX_SQLITE_HOME").unwrap_or_else(|| root.to_path_buf());
+    let sqlite_home = scope
+        .dirs
+        .codex_sqlite_home
+        .clone()
+        .unwrap_or_else(|| root.to_path_buf());
     let Ok(entries) = std::fs::read_dir(&sqlite_home) else {
         return Ok(Vec::new());
     };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::{MAX_FILES_PER_AGENT, Summary, deadline_outcome, env_dir, summarize};
+use super::{MAX_FILES_PER_AGENT, Summary, deadline_outcome, summarize};
 use crate::presence::detect::{Finding, Outcome, Scope, Source};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
@@ -42,8 +42,11 @@ fn copilot_workspace(text: &str) -> (Vec<PathBuf>, Option<String>) {
 }
 
 pub fn copilot(scope: &Scope, _snap: &Snapshot) -> Outcome {
-    let Some(root) =
-        env_dir("COPILOT_HOME").or_else(|| Some(scope.home.as_ref()?.join(".copilot")))
+    let Some(root) = scope
+        .dirs
+        .copilot_home
+        .clone()
+        .or_else(|| Some(scope.home.as_ref()?.join(".copilot")))
     else {
         return Outcome::default();
     };

@@ -331,15 +331,13 @@ fn newest_files(
     files
 }
 
-fn env_dir(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name)
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-}
-
 /// `$XDG_DATA_HOME`, else `~/.local/share`.
 fn data_home(scope: &Scope) -> Option<PathBuf> {
-    env_dir("XDG_DATA_HOME").or_else(|| Some(scope.home.as_ref()?.join(".local/share")))
+    scope
+        .dirs
+        .xdg_data_home
+        .clone()
+        .or_else(|| Some(scope.home.as_ref()?.join(".local/share")))
 }
 
 fn deadline_outcome(findings: Vec<Finding>, meter: &Meter) -> Outcome {

@@ -3,8 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    SQL_ROWS, Summary, data_home, deadline_outcome, env_dir, epoch_ms, open_sqlite, sql_reason,
-    wal_mtime,
+    SQL_ROWS, Summary, data_home, deadline_outcome, epoch_ms, open_sqlite, sql_reason, wal_mtime,
 };
 use crate::presence::detect::{Finding, Outcome, Scope, Source};
 use crate::presence::procscan::Snapshot;
@@ -13,7 +12,10 @@ use crate::presence::procscan::Snapshot;
 type ToolPart = (Option<String>, Option<String>, Option<String>, i64);
 
 pub fn opencode(scope: &Scope, _snap: &Snapshot) -> Outcome {
-    let Some(db) = env_dir("OPENCODE_DB")
+    let Some(db) = scope
+        .dirs
+        .opencode_db
+        .clone()
         .or_else(|| Some(data_home(scope)?.join("opencode").join("opencode.db")))
     else {
         return Outcome::default();
