@@ -12,7 +12,7 @@ use super::flood::{self, Admit, Flood};
 use super::ledger::Entry;
 use super::writer::{AuditWriter, Durability};
 use crate::error::code;
-use crate::transport::server::{CallEvent, CallObserver, Settled};
+use crate::observe::{CallEvent, CallObserver, Settled};
 
 /// Longer tool names (only unknown tools can have them) are hashed.
 const MAX_TOOL_NAME: usize = 128;

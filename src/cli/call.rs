@@ -78,7 +78,7 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
                 (&unknown, true, Some(crate::error::code::INVALID_PARAMS))
             }
         };
-        let event = transport::CallEvent {
+        let event = crate::observe::CallEvent {
             tool: name,
             known: outcome.is_some(),
             read_only,
@@ -89,7 +89,7 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
             duration: started.elapsed(),
             client: &client,
         };
-        use transport::CallObserver as _;
+        use crate::observe::CallObserver as _;
         let settled = recorder.on_call(&event);
         runtime.block_on(transport::settle(settled));
         recorder.finish();

@@ -10,7 +10,7 @@ use super::startup::{runtime, start_audit};
 use crate::audit;
 use crate::config::Config;
 use crate::process::CancellationToken;
-use crate::transport::{self, Server};
+use crate::transport::Server;
 
 /// Serve MCP over stdio (the default when no command is given).
 #[derive(Debug, Args)]
@@ -39,7 +39,7 @@ fn serve(config: Arc<Config>) -> ExitCode {
         Err(code) => return code,
     };
     let presence = crate::presence::own::Presence::start(&config);
-    let mut observers: Vec<Arc<dyn transport::CallObserver>> = Vec::new();
+    let mut observers: Vec<Arc<dyn crate::observe::CallObserver>> = Vec::new();
     let recorder = audit.as_ref().map(|writer| {
         Arc::new(audit::record::AuditObserver::new(
             Arc::clone(writer),
@@ -47,10 +47,10 @@ fn serve(config: Arc<Config>) -> ExitCode {
         ))
     });
     if let Some(recorder) = &recorder {
-        observers.push(Arc::clone(recorder) as Arc<dyn transport::CallObserver>);
+        observers.push(Arc::clone(recorder) as Arc<dyn crate::observe::CallObserver>);
     }
     if let Some(presence) = &presence {
-        observers.push(Arc::clone(presence) as Arc<dyn transport::CallObserver>);
+        observers.push(Arc::clone(presence) as Arc<dyn crate::observe::CallObserver>);
     }
     let runtime = runtime();
     let result = runtime.block_on(async {

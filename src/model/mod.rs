@@ -1,6 +1,9 @@
 //! Result types and newtypes shared by several modules.
 
+pub mod oid;
 pub mod workspace;
+
+pub use oid::Oid;
 
 use base64::Engine;
 use schemars::JsonSchema;

@@ -14,8 +14,8 @@
 //! never sits in memory.
 
 use super::ParseError;
-use crate::git::Oid;
-use crate::process::{Flow, Sink};
+use crate::model::Oid;
+use crate::sink::{Flow, Sink};
 
 /// Longest header line we accept; real ones are under 100 bytes.
 const MAX_HEADER: usize = 1024;

@@ -12,7 +12,7 @@
 //! any bytes but a newline.
 
 use super::{ParseError, RecordParser, utf8};
-use crate::process::Flow;
+use crate::sink::Flow;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {

@@ -17,7 +17,7 @@
 //! ```
 
 use super::{ParseError, RecordParser};
-use crate::process::Flow;
+use crate::sink::Flow;
 
 /// One changed path from `--name-status`.
 #[derive(Debug, Clone, PartialEq, Eq)]

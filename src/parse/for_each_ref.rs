@@ -15,7 +15,7 @@
 //! fields might.
 
 use super::{ParseError, RecordParser};
-use crate::process::Flow;
+use crate::sink::Flow;
 
 /// The `--format=` argument for `fields` (placeholders such as `%(refname)`).
 pub fn format(fields: &[&str]) -> String {

@@ -15,9 +15,9 @@
 //! The body is everything after the subject line, trimmed.
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
+use crate::model::Oid;
 use crate::model::lossy;
-use crate::process::Flow;
+use crate::sink::Flow;
 
 /// Placeholders for each field, in order.
 const FIELDS: [&str; 10] = [

@@ -12,8 +12,8 @@
 //! never quoted and may hold any byte but NUL.
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
-use crate::process::Flow;
+use crate::model::Oid;
+use crate::sink::Flow;
 
 /// The mode of a gitlink (a submodule's recorded commit).
 pub const GITLINK: u32 = 0o160000;

@@ -16,8 +16,8 @@
 
 use super::ls_files_unmerged::{self, Stages, Unmerged};
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
-use crate::process::Flow;
+use crate::model::Oid;
+use crate::sink::Flow;
 
 #[derive(Debug)]
 enum State {

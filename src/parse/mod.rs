@@ -23,7 +23,7 @@ pub mod status_v2;
 pub mod submodule;
 pub mod worktree;
 
-use crate::process::{Flow, Sink};
+use crate::sink::{Flow, Sink};
 
 /// A parse failure at a byte offset of git's output.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::process::{Flow, Sink};
+use crate::sink::{Flow, Sink};
 
 const BINARY_PREFIX: &[u8] = b"Binary files ";
 const GIT_HEADER: &[u8] = b"diff --git ";

@@ -20,9 +20,9 @@
 //! older entry and marked as such.
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
+use crate::model::Oid;
 use crate::model::lossy;
-use crate::process::Flow;
+use crate::sink::Flow;
 
 /// The `--format=` for `git log -g -z --date=raw` that [`Walk`] reads.
 pub const WALK_FORMAT: &str = "--format=%H%x00%gD%x00%gn%x00%ge%x00%gs%x00";

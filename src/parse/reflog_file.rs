@@ -16,7 +16,7 @@
 //! the writer used; they are kept as recorded.
 
 use super::ParseError;
-use crate::git::Oid;
+use crate::model::Oid;
 
 /// One recorded ref move.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,8 +15,8 @@
 //! from the next older entry of the same ref.
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
-use crate::process::Flow;
+use crate::model::Oid;
+use crate::sink::Flow;
 
 const FIELDS: [&str; 5] = ["%H", "%gD", "%gn", "%ge", "%gs"];
 
@@ -125,7 +125,7 @@ impl RecordParser for Walk {
 mod tests {
     use super::*;
     use crate::parse::Records;
-    use crate::process::Sink;
+    use crate::sink::Sink;
 
     /// `git log -g -z --date=raw` over `HEAD refs/heads/feat` of a reftable repository
     /// (git 2.47): commit, checkout -b, initial commit.

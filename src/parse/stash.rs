@@ -10,9 +10,9 @@
 //! The position in the output is the stash index (`stash@{<index>}`).
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
+use crate::model::Oid;
 use crate::model::lossy;
-use crate::process::Flow;
+use crate::sink::Flow;
 
 /// The `--format=` argument this parser reads.
 pub const FORMAT: &str = "--format=%H%x00%gs";

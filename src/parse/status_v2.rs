@@ -20,8 +20,8 @@
 //! error. The collector keeps counts of everything and at most `max_entries` entries.
 
 use super::{ParseError, RecordParser, utf8};
-use crate::git::Oid;
-use crate::process::Flow;
+use crate::model::Oid;
+use crate::sink::Flow;
 
 /// The `# branch.*` headers.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -414,7 +414,7 @@ u UU N... 100644 100644 100644 100644 257cc5642cb1a054f08cc83f2d943e56fd3ebe99 5
 
     #[test]
     fn streaming_in_tiny_chunks_gives_the_same_result() {
-        use crate::process::Sink;
+        use crate::sink::Sink;
         let whole = Records::parse_all(Status::new(10), REAL).unwrap();
         let mut records = Records::new(Status::new(10));
         for byte in REAL.chunks(3) {

@@ -13,7 +13,7 @@
 //! is not a `submodule.` key is an error.
 
 use super::{ParseError, RecordParser};
-use crate::process::Flow;
+use crate::sink::Flow;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Declared {

@@ -12,8 +12,8 @@
 //! Paths and reasons are raw bytes (with `-z` nothing is quoted).
 
 use super::{ParseError, RecordParser};
-use crate::git::Oid;
-use crate::process::Flow;
+use crate::model::Oid;
+use crate::sink::Flow;
 
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Worktree {

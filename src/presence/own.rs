@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::{now_ms, pid_alive};
 use crate::config::Config;
-use crate::transport::{CallEvent, CallObserver, Settled};
+use crate::observe::{CallEvent, CallObserver, Settled};
 
 /// Repositories kept per record.
 pub const MAX_REPOSITORIES: usize = 16;

@@ -11,51 +11,7 @@ use tokio_util::sync::CancellationToken;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{Invocation, Program, RunError, env, limit, program};
-
-/// What a [`Sink`] wants after a chunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    More,
-    /// Stop reading and kill the child: the sink has all it will keep.
-    Enough,
-}
-
-/// Receives a child's stdout, chunk by chunk, without holding more than it chooses to.
-pub trait Sink: Send + 'static {
-    fn accept(&mut self, chunk: &[u8]) -> Flow;
-}
-
-/// A sink that keeps the first `cap` bytes and stops the child at `cap + 1`.
-#[derive(Debug)]
-pub struct Capped {
-    pub bytes: Vec<u8>,
-    pub cap: usize,
-    pub truncated: bool,
-}
-
-impl Capped {
-    pub fn new(cap: usize) -> Self {
-        Capped {
-            bytes: Vec::new(),
-            cap,
-            truncated: false,
-        }
-    }
-}
-
-impl Sink for Capped {
-    fn accept(&mut self, chunk: &[u8]) -> Flow {
-        let room = self.cap - self.bytes.len();
-        if chunk.len() > room {
-            self.bytes.extend_from_slice(&chunk[..room]);
-            self.truncated = true;
-            Flow::Enough
-        } else {
-            self.bytes.extend_from_slice(chunk);
-            Flow::More
-        }
-    }
-}
+use crate::sink::{Flow, Sink};
 
 /// How a child ended, with its sink and the stderr we kept.
 #[derive(Debug)]
@@ -261,6 +217,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::sink::Capped;
 
     fn program(path: &str) -> Invocation {
         Invocation::new(Program::Git).program_path(path)

@@ -18,7 +18,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use capture::{Capped, Finished, Flow, Sink};
+pub use crate::sink::{Capped, Flow, Sink};
+pub use capture::Finished;
 pub use error::RunError;
 pub use program::Program;
 pub use settings::{Settings, configure};

@@ -34,12 +34,7 @@ use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::process::CancellationToken;
 
-/// What a client says about itself. Attribution only: never identity or authorization.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ClientInfo {
-    pub name: Option<String>,
-    pub version: Option<String>,
-}
+pub use crate::observe::ClientInfo;
 
 /// Everything a tool call may use besides its arguments.
 #[derive(Clone)]

@@ -7,4 +7,4 @@ pub mod jsonrpc;
 pub mod protocol;
 pub mod server;
 
-pub use server::{CallEvent, CallObserver, Server, Settled, run_tool, settle, unknown_tool};
+pub use server::{Server, run_tool, settle, unknown_tool};

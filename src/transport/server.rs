@@ -21,34 +21,9 @@ use super::jsonrpc::{self, Id, Incoming};
 use super::protocol::{self, Version, meta};
 use crate::config::Config;
 use crate::error::{ToolError, code};
+use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
 use crate::process::CancellationToken;
-use crate::tools::{self, CallCtx, ClientInfo};
-
-/// What observers learn about each `tools/call` (audit, presence).
-#[derive(Debug)]
-pub struct CallEvent<'a> {
-    pub tool: &'a str,
-    /// False when the name matched no served tool (the call was refused).
-    pub known: bool,
-    pub read_only: bool,
-    pub arguments: &'a Value,
-    /// The structured result, or the error payload.
-    pub payload: &'a Value,
-    pub is_error: bool,
-    pub error_code: Option<i64>,
-    pub duration: Duration,
-    pub client: &'a ClientInfo,
-}
-
-/// Resolves once an observer has kept what it must keep of a call (the audit entry is in
-/// the ledger); the response waits for it.
-pub type Settled = tokio::sync::oneshot::Receiver<()>;
-
-/// Sees every tool call before its response is sent. Must not block: slow work is handed
-/// off, and what the response must wait for is returned as [`Settled`].
-pub trait CallObserver: Send + Sync {
-    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled>;
-}
+use crate::tools::{self, CallCtx};
 
 /// The outcome of running one tool.
 pub struct CallOutcome {

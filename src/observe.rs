@@ -1,0 +1,41 @@
+//! What the side paths (audit, presence) learn about each tool call, and how they say
+//! when they are done with it. Neutral ground: `transport` and `cli` report calls here,
+//! `audit` and `presence` observe them, and none of them needs the others.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a client says about itself. Attribution only: never identity or authorization.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClientInfo {
+    pub name: Option<String>,
+    pub version: Option<String>,
+}
+
+/// What observers learn about each `tools/call` (audit, presence).
+#[derive(Debug)]
+pub struct CallEvent<'a> {
+    pub tool: &'a str,
+    /// False when the name matched no served tool (the call was refused).
+    pub known: bool,
+    pub read_only: bool,
+    pub arguments: &'a Value,
+    /// The structured result, or the error payload.
+    pub payload: &'a Value,
+    pub is_error: bool,
+    pub error_code: Option<i64>,
+    pub duration: Duration,
+    pub client: &'a ClientInfo,
+}
+
+/// Resolves once an observer has kept what it must keep of a call (the audit entry is in
+/// the ledger); the response waits for it.
+pub type Settled = tokio::sync::oneshot::Receiver<()>;
+
+/// Sees every tool call before its response is sent. Must not block: slow work is handed
+/// off, and what the response must wait for is returned as [`Settled`].
+pub trait CallObserver: Send + Sync {
+    fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled>;
+}
