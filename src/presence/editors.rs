@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::detect::{Finding, Outcome, Scope, Source};
+use super::finding::{Finding, Outcome, Scope, Source};
 use super::fsread;
 use super::procscan::Snapshot;
 

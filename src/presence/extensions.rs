@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::detect::{Finding, MAX_FILES, Outcome, Scope, Source};
 use super::editors::{file_uri_path, user_dirs};
+use super::finding::{Finding, MAX_FILES, Outcome, Scope, Source};
 use super::fsread;
 use super::procscan::Snapshot;
 

@@ -7,7 +7,9 @@ pub mod own;
 
 mod editors;
 mod extensions;
+mod finding;
 mod fsread;
+mod kinds;
 mod procscan;
 mod records;
 mod stores;

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::detect::{DETECTORS, Finding, Scope, Source};
+use super::finding::{Finding, Scope, Source};
+use super::kinds::DETECTORS;
 
 /// At most this many `/proc` entries are looked at.
 const MAX_PROCESSES: usize = 20_000;

@@ -4,9 +4,8 @@
 //! writer is gone. A record's declared client name maps to an agent kind; when the
 //! writer's parent chain reaches a known agent process, the record joins that agent.
 
-use super::detect::{
-    Finding, Outcome, Scope, Source, agent_for_client, sanitize_client, sanitize_tool,
-};
+use super::finding::{Finding, Outcome, Scope, Source, sanitize_client, sanitize_tool};
+use super::kinds::agent_for_client;
 use super::own::{self, STALE_MS};
 use super::pid_alive;
 use super::procscan::Snapshot;

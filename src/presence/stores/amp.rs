@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use super::{MAX_FILES_PER_AGENT, data_home, deadline_outcome, newest_files};
-use crate::presence::detect::{Finding, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, Outcome, Scope, Source};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::{
     MAX_DIRS, MAX_FILES_PER_AGENT, Summary, ToolUses, deadline_outcome, newest_files, summarize,
 };
-use crate::presence::detect::{Finding, MAX_FILES, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, MAX_FILES, Outcome, Scope, Source};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
 

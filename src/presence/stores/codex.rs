@@ -9,7 +9,7 @@ use super::{
     MAX_FILES_PER_AGENT, PatchHeaders, SQL_ROWS, Summary, deadline_outcome, epoch_ms, newest_files,
     open_sqlite, sql_reason, summarize,
 };
-use crate::presence::detect::{Finding, MAX_FILES, Outcome, Scope, Source, normalize};
+use crate::presence::finding::{Finding, MAX_FILES, Outcome, Scope, Source, normalize};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::{MAX_FILES_PER_AGENT, Summary, deadline_outcome, summarize};
-use crate::presence::detect::{Finding, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, Outcome, Scope, Source};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
 

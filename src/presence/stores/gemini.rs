@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 
 use super::{MAX_FILES_PER_AGENT, PathArgs, Summary, deadline_outcome, newest_files, summarize};
-use crate::presence::detect::{Finding, MAX_FILES, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, MAX_FILES, Outcome, Scope, Source};
 use crate::presence::fsread;
 use crate::presence::procscan::Snapshot;
 

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::{SQL_ROWS, data_home, deadline_outcome, epoch_ms, open_sqlite, sql_reason, wal_mtime};
-use crate::presence::detect::{Finding, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, Outcome, Scope, Source};
 use crate::presence::procscan::Snapshot;
 
 pub fn goose(scope: &Scope, _snap: &Snapshot) -> Outcome {

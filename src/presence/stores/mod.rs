@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::detect::{Finding, MAX_FILES, Outcome, Scope, Source, sanitize_tool};
+use super::finding::{Finding, MAX_FILES, Outcome, Scope, Source, sanitize_tool};
 use super::fsread::{self, Meter};
 use super::procscan::Snapshot;
 
@@ -418,7 +418,7 @@ fn epoch_ms(value: i64) -> u64 {
 pub fn repo_files(scope: &Scope, _snap: &Snapshot) -> Outcome {
     let mut findings = Vec::new();
     for (index, worktree) in scope.worktrees.iter().enumerate() {
-        for detector in super::detect::DETECTORS {
+        for detector in super::kinds::DETECTORS {
             let newest = detector
                 .activity_files
                 .iter()

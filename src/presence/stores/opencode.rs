@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::{
     SQL_ROWS, Summary, data_home, deadline_outcome, epoch_ms, open_sqlite, sql_reason, wal_mtime,
 };
-use crate::presence::detect::{Finding, Outcome, Scope, Source};
+use crate::presence::finding::{Finding, Outcome, Scope, Source};
 use crate::presence::procscan::Snapshot;
 
 /// A tool part: tool name, status, `filePath` input, update time.
