@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod agents;
+mod architecture;
 mod audit;
 mod audit_durability;
 mod branch;
