@@ -5,14 +5,24 @@
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
+pub mod diff_tree;
 mod drivers;
 pub mod error;
+pub mod gitconfig;
 mod gitlinks;
+pub mod head;
+pub mod head_tree;
 pub mod index_copy;
+pub mod log;
 pub mod merge;
 pub mod operation;
 pub mod reach;
+pub mod reachable;
+pub mod reflog;
+pub mod refs;
+pub mod remote;
 pub mod repo;
+pub mod stash;
 pub mod status;
 mod trust;
 pub mod write;
