@@ -381,3 +381,58 @@ impl From<InProgress> for Operation {
         }
     }
 }
+
+/// A brief of a clean repository on `main` with `commits` recent commits, for the
+/// helpers' tests.
+#[cfg(test)]
+fn sample(commits: usize) -> BriefData {
+    BriefData {
+        bare: false,
+        linked_worktree: false,
+        object_format: "sha1",
+        head: Head {
+            branch: Some("main".into()),
+            branch_bytes_b64: None,
+            detached: false,
+            unborn: false,
+            sha: Some("a".repeat(40)),
+            short_sha: Some("a".repeat(7)),
+            upstream: None,
+            upstream_bytes_b64: None,
+            ahead: None,
+            behind: None,
+            rebasing: false,
+        },
+        operation_in_progress: None,
+        operation_details: None,
+        working_tree: Some(WorkingTree {
+            clean: true,
+            changed: 0,
+            staged: 0,
+            unstaged: 0,
+            untracked: 0,
+            conflicted: 0,
+            renamed: 0,
+            top_paths: Vec::new(),
+            top_paths_truncated: false,
+        }),
+        stashes: 0,
+        submodules: None,
+        recent_commits: (0..commits)
+            .map(|i| RecentCommit {
+                sha: format!("{i:040}"),
+                subject: format!("feat: change number {i} with a fairly long subject line"),
+                author: "A U Thor".into(),
+                time: 1_700_000_000 + i as i64,
+            })
+            .collect(),
+        recent_commits_truncated: false,
+        conventions: None,
+        hints: Vec::new(),
+        budget: Budget {
+            max_tokens: 0,
+            approx_tokens: 0,
+            trimmed: Vec::new(),
+        },
+    }
+}

@@ -99,3 +99,82 @@ pub(super) fn assess(d: &mut BranchStackData, on_candidate: bool) {
     d.guidance = guidance;
     d.suggested_actions = actions;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Base, Current, Distance, RefPoint};
+    use super::*;
+
+    fn data(ahead: u64, behind: u64, behind_base: u64) -> BranchStackData {
+        BranchStackData {
+            current: Current {
+                ref_name: Some("refs/heads/feat".into()),
+                label: "feat".into(),
+                commit: Some("c".into()),
+                detached: false,
+                unborn: false,
+                ahead: Some(ahead),
+                behind: Some(behind),
+            },
+            upstream: Some(RefPoint {
+                ref_name: "refs/remotes/origin/feat".into(),
+                label: "origin/feat".into(),
+                commit: Some("u".into()),
+                gone: false,
+            }),
+            base: Some(Base {
+                ref_name: "refs/heads/main".into(),
+                label: "main".into(),
+                commit: "m".into(),
+                distance: Some(Distance {
+                    ahead_from_base: 1,
+                    behind_base,
+                }),
+            }),
+            related: Vec::new(),
+            related_total: 0,
+            related_truncated: false,
+            risk: "low",
+            summary: String::new(),
+            guidance: Vec::new(),
+            suggested_actions: Vec::new(),
+            model: "real-git-refs-no-virtual-branches",
+            network_fetch_performed: false,
+            ahead_behind_method: "for-each-ref",
+        }
+    }
+
+    fn tools(d: &BranchStackData) -> Vec<&str> {
+        d.suggested_actions.iter().map(|a| a.tool).collect()
+    }
+
+    #[test]
+    fn in_sync_is_low_risk() {
+        let mut d = data(0, 0, 0);
+        assess(&mut d, false);
+        assert_eq!(d.risk, "low");
+        assert_eq!(
+            d.summary,
+            "On feat; 0 ahead / 0 behind origin/feat; 1 ahead / 0 behind base main."
+        );
+        assert_eq!(tools(&d), ["repo.history"]);
+    }
+
+    #[test]
+    fn diverged_is_high_risk_and_asks_for_a_preflight_once() {
+        let mut d = data(2, 3, 4);
+        assess(&mut d, false);
+        assert_eq!(d.risk, "high");
+        assert_eq!(tools(&d), ["repo.conflictPreflight", "repo.history"]);
+    }
+
+    #[test]
+    fn far_behind_the_base_is_high_risk() {
+        let mut d = data(0, 0, 51);
+        assess(&mut d, false);
+        assert_eq!(d.risk, "high");
+        let mut d = data(0, 0, 50);
+        assess(&mut d, false);
+        assert_eq!(d.risk, "medium");
+    }
+}

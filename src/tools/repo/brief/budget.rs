@@ -129,3 +129,68 @@ fn steps() -> [(&'static str, Step); 14] {
         ("head.shortSha", |d| d.head.short_sha.take().is_some()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Brief, sample};
+    use super::*;
+    use crate::tools::Tool;
+
+    #[test]
+    fn halving_stops_at_the_floor() {
+        let mut list: Vec<u8> = (0..9).collect();
+        let mut truncated = false;
+        assert!(halve(&mut list, 3, &mut truncated));
+        assert_eq!((list.len(), truncated), (4, true));
+        assert!(halve(&mut list, 3, &mut truncated));
+        assert_eq!(list.len(), 3);
+        assert!(!halve(&mut list, 3, &mut truncated));
+        assert!(halve(&mut list, 0, &mut truncated));
+        assert_eq!(list.len(), 1);
+    }
+
+    #[test]
+    fn every_cut_has_a_distinct_purpose_in_order() {
+        let names: Vec<&str> = steps().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.first(), Some(&"conventions.examples"));
+        assert_eq!(names.last(), Some(&"head.shortSha"));
+        // The sections dropped whole come after the cuts of their parts.
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        assert!(at("conventions.types") < at("conventions"));
+        assert!(
+            at("recentCommits.subjects")
+                < names.iter().rposition(|x| *x == "recentCommits").unwrap()
+        );
+    }
+
+    fn local(data: BriefData) -> Local<BriefData> {
+        Local {
+            tool: Brief::NAME,
+            read_only: true,
+            source: "local-git",
+            repo_path: "/r".into(),
+            disarmed_filters: Vec::new(),
+            data,
+        }
+    }
+
+    #[test]
+    fn a_small_result_is_left_whole() {
+        let out = fit(local(sample(2)), 8000);
+        assert!(out.data.budget.trimmed.is_empty());
+        assert_eq!(out.data.recent_commits.len(), 2);
+    }
+
+    #[test]
+    fn a_large_result_is_cut_until_it_fits_and_says_so() {
+        let out = fit(local(sample(20)), 300);
+        let size = serde_json::to_string(&out).unwrap().len();
+        assert!(size <= 300 * CHARS_PER_TOKEN, "{size}");
+        assert!(out.data.recent_commits_truncated);
+        assert_eq!(out.data.budget.trimmed.first(), Some(&"recentCommits"));
+        assert_eq!(
+            out.data.budget.approx_tokens,
+            size.div_ceil(CHARS_PER_TOKEN) as u64
+        );
+    }
+}

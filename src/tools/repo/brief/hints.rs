@@ -93,3 +93,44 @@ static NO_SUBMODULES: Submodules = Submodules {
     attention: Vec::new(),
     attention_truncated: false,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Operation, sample};
+    use super::*;
+
+    fn tools(d: &BriefData) -> Vec<&'static str> {
+        hints(d).iter().map(|h| h.tool).collect()
+    }
+
+    #[test]
+    fn a_clean_branch_points_at_history() {
+        assert_eq!(tools(&sample(1)), ["repo.history"]);
+    }
+
+    #[test]
+    fn conflicts_and_operations_come_first_and_the_list_is_capped() {
+        let mut d = sample(1);
+        if let Some(w) = &mut d.working_tree {
+            w.conflicted = 2;
+            w.clean = false;
+            w.changed = 2;
+        }
+        d.head.behind = Some(3);
+        d.head.detached = true;
+        d.operation_in_progress = Some("bisect");
+        d.operation_details = Some(Operation {
+            kind: "bisect",
+            branch: None,
+            onto: None,
+            step: None,
+            total: None,
+            incoming: None,
+            sequencer_only: false,
+        });
+        assert_eq!(
+            tools(&d),
+            ["conflict.read", "repo.reflog", "repo.conflictPreflight"]
+        );
+    }
+}
