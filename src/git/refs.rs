@@ -282,3 +282,87 @@ fn branch_line(
         vs_base,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(q: &RefQuery<'_>) -> String {
+        q.argv()
+            .unwrap()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn argv_keeps_patterns_under_refs() {
+        let f = fields(&["%(refname)", "%(objectname)"]);
+        let q = RefQuery {
+            fields: &f,
+            sort: Some("-committerdate"),
+            count: Some(5),
+            patterns: &["refs/heads/".to_owned()],
+        };
+        assert_eq!(
+            shown(&q),
+            "for-each-ref --format=%(refname)%00%(objectname)%00 --sort=-committerdate --count=5 refs/heads/"
+        );
+        let bad = ["--all".to_owned()];
+        let q = RefQuery {
+            patterns: &bad,
+            ..q
+        };
+        assert!(q.argv().is_err());
+    }
+
+    /// Captured from `for-each-ref` with both `%(ahead-behind:…)` atoms (git 2.47).
+    const BRANCHES: &[u8] = b"refs/heads/feat/a\x005ce3d0130b768a35612b525329786c651c13fbfb\0refs/heads/main\0ahead 1\x001 0\x001 0\0\n\
+refs/heads/main\x006a4e5328780da6f0da64e1caa079505a3f2069c4\0\0\x000 1\x000 0\0\n";
+
+    fn lines(
+        bytes: &[u8],
+        with_head: bool,
+        with_base: bool,
+    ) -> Result<Vec<BranchLine>, ParseError> {
+        let width = 4 + usize::from(with_head) + usize::from(with_base);
+        let rows = Collecting {
+            list: Vec::new(),
+            convert: move |f: &[Vec<u8>], at| branch_line(f, at, with_head, with_base),
+        };
+        Ok(Records::parse_all(ForEachRef::new(width, rows), bytes)?
+            .rows
+            .list)
+    }
+
+    #[test]
+    fn branch_lines() {
+        let parsed = lines(BRANCHES, true, true).unwrap();
+        let shown: Vec<String> = parsed
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} {} {:?} {:?} {:?} {:?}",
+                    l.ref_name,
+                    l.oid.short(),
+                    l.upstream,
+                    l.track,
+                    l.vs_head,
+                    l.vs_base
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "refs/heads/feat/a 5ce3d01 Some(\"refs/heads/main\") Counts(1, 0) Some((1, 0)) Some((1, 0))",
+                "refs/heads/main 6a4e532 None Counts(0, 0) Some((0, 1)) Some((0, 0))",
+            ]
+        );
+        assert!(lines(BRANCHES, true, false).is_err());
+        assert!(lines(b"refs/heads/x\0nothex\0\0\0\n", false, false).is_err());
+        let counts = b"refs/heads/x\x005ce3d0130b768a35612b525329786c651c13fbfb\0\0\0one two\0\n";
+        assert!(lines(counts, true, false).is_err());
+    }
+}
