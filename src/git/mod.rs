@@ -1,18 +1,31 @@
 //! Typed git invocations for one repository.
 //!
 //! [`Git`] puts the read-only safety options in front of every command and turns a
-//! non-zero exit into a [`GitError`] carrying git's message. Tools build argv here and
-//! nowhere else; the process door (`crate::process`) is the only thing that spawns.
+//! non-zero exit into a [`GitError`] carrying git's message. Each git fact has one query
+//! module here that builds its argv beside the parser it feeds and returns typed values
+//! (`status`, `refs`, `head`, `log`, `reflog`, `stash`, `remote`, `diff_tree`, …); tools
+//! compose these queries and never build argv. The process door (`crate::process`) is
+//! the only thing that spawns.
 
 pub mod args;
+pub mod diff_tree;
 mod drivers;
 pub mod error;
+pub mod gitconfig;
 mod gitlinks;
+pub mod head;
+pub mod head_tree;
 pub mod index_copy;
+pub mod log;
 pub mod merge;
 pub mod operation;
 pub mod reach;
+pub mod reachable;
+pub mod reflog;
+pub mod refs;
+pub mod remote;
 pub mod repo;
+pub mod stash;
 pub mod status;
 mod trust;
 pub mod worktree_state;

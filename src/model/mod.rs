@@ -5,6 +5,14 @@ pub mod workspace;
 
 pub use oid::Oid;
 
+mod commit;
+mod hint;
+mod identity;
+
+pub use commit::HistoryCommit;
+pub use hint::Hint;
+pub use identity::Identity;
+
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::Serialize;
