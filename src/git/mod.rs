@@ -28,6 +28,7 @@ pub mod repo;
 pub mod stash;
 pub mod status;
 mod trust;
+pub mod worktree;
 pub mod worktree_state;
 pub mod write;
 

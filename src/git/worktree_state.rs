@@ -1,6 +1,5 @@
-//! Small facts about one worktree's index and HEAD, each one git invocation: whether a
-//! path is tracked, what is staged, the current branch, whether a branch exists, and
-//! which paths have changed.
+//! What a worktree holds that its HEAD does not: whether a path is in the index, what is
+//! staged, and which paths have changed (through [`super::status`]).
 
 use super::status::{StatusQuery, Untracked};
 use super::{Git, GitError, RepoRelPath};
@@ -9,62 +8,34 @@ use crate::parse::status_v2::Status;
 /// Output kept from one of these listings; a worktree's path list, not file contents.
 const CAP: usize = 4 * 1024 * 1024;
 
-impl Git<'_> {
-    /// Whether the index holds `path` or anything under it (`ls-files -z -- <path>`).
-    pub async fn is_tracked(&self, path: &str) -> Result<bool, GitError> {
-        let out = self
-            .cmd(["ls-files", "-z", "--", path])
-            .capture(CAP)
-            .await?;
-        Ok(!out.sink.bytes.is_empty())
-    }
+/// Whether the index holds `path` or anything under it (`ls-files -z -- <path>`).
+pub async fn is_tracked(git: &Git<'_>, path: &str) -> Result<bool, GitError> {
+    let out = git.cmd(["ls-files", "-z", "--", path]).capture(CAP).await?;
+    Ok(!out.sink.bytes.is_empty())
+}
 
-    /// Paths staged in the index against HEAD (everything on an unborn branch); renames
-    /// are not paired, so both sides of one are listed.
-    pub async fn staged_paths(&self) -> Result<Vec<String>, GitError> {
-        let out = self
-            .cmd(["diff", "--cached", "--name-only", "-z", "--no-renames"])
-            .capture(CAP)
-            .await?;
-        Ok(nul_records(&out.sink.bytes))
-    }
+/// Paths staged in the index against HEAD (everything on an unborn branch); renames are
+/// not paired, so both sides of one are listed.
+pub async fn staged_paths(git: &Git<'_>) -> Result<Vec<String>, GitError> {
+    let out = git
+        .cmd(["diff", "--cached", "--name-only", "-z", "--no-renames"])
+        .capture(CAP)
+        .await?;
+    Ok(nul_records(&out.sink.bytes))
+}
 
-    /// The branch HEAD names (`branch --show-current`), `None` when detached.
-    pub async fn current_branch(&self) -> Result<Option<String>, GitError> {
-        let out = self.cmd(["branch", "--show-current"]).capture(4096).await?;
-        let name = String::from_utf8_lossy(&out.sink.bytes).trim().to_owned();
-        Ok((!name.is_empty()).then_some(name))
-    }
-
-    /// Whether `refs/heads/<branch>` exists.
-    pub async fn branch_exists(&self, branch: &str) -> Result<bool, GitError> {
-        let full = format!("refs/heads/{branch}");
-        let out = self
-            .cmd([
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                "--end-of-options",
-                &full,
-            ])
-            .capture_allowing(4096, &[0, 1])
-            .await?;
-        Ok(out.code == Some(0))
-    }
-
-    /// Changed paths (untracked ones each listed, a rename's source too), limited to
-    /// `paths` when given.
-    pub async fn changed_paths(
-        &self,
-        paths: Option<&[RepoRelPath]>,
-    ) -> Result<Vec<String>, GitError> {
-        let query = StatusQuery {
-            untracked: Some(Untracked::All),
-            paths,
-            ..StatusQuery::default()
-        };
-        Ok(entry_paths(&query.read(self, MAX_CHANGED).await?))
-    }
+/// Changed paths (untracked ones each listed, a rename's source too), limited to `paths`
+/// when given.
+pub async fn changed_paths(
+    git: &Git<'_>,
+    paths: Option<&[RepoRelPath]>,
+) -> Result<Vec<String>, GitError> {
+    let query = StatusQuery {
+        untracked: Some(Untracked::All),
+        paths,
+        ..StatusQuery::default()
+    };
+    Ok(entry_paths(&query.read(git, MAX_CHANGED).await?))
 }
 
 /// Changed paths listed at most; they end up in a message to the agent.

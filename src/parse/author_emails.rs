@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use crate::process::{Flow, Sink};
+use crate::sink::{Flow, Sink};
 
 /// The `--format=` argument this counter reads.
 pub const FORMAT: &str = "--format=@%ae";

@@ -19,9 +19,7 @@ use super::confine;
 use super::workspace::{Folder, Workspace};
 use crate::config::Config;
 use crate::error::ToolError;
-use crate::git::{Git, GitError, Repo, repo};
-use crate::parse::Records;
-use crate::parse::worktree::Worktrees;
+use crate::git::{Git, GitError, Repo, repo, worktree};
 use crate::process::CancellationToken;
 
 #[derive(Debug, Clone, Serialize, JsonSchema, PartialEq, Eq)]
@@ -220,9 +218,7 @@ pub async fn linked_worktrees(
     main: &Path,
     cancel: &CancellationToken,
 ) -> Result<Vec<PathBuf>, SpecError> {
-    let done = Git::new(repo, cancel)
-        .cmd(["worktree", "list", "--porcelain", "-z"])
-        .stream(Records::new(Worktrees::new(usize::MAX)))
+    let list = worktree::list(&Git::new(repo, cancel), usize::MAX)
         .await
         .map_err(|e| {
             SpecError::new(
@@ -231,10 +227,6 @@ pub async fn linked_worktrees(
                 format!("git worktree list failed: {}", ToolError::from(e).message),
             )
         })?;
-    let list = done
-        .sink
-        .finish(true)
-        .map_err(|e| SpecError::new("WorkspaceError", "MCP_WORKTREE_LIST_FAILED", e.to_string()))?;
     let mut out = Vec::new();
     for wt in list.worktrees {
         if wt.bare || wt.prunable.is_some() {

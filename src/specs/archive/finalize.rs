@@ -12,7 +12,7 @@ use super::steps::{Place, Recovery, Step, Stop, recovery};
 use super::{err, rel};
 use crate::config::Config;
 use crate::git::write::{GitWrite, Ran, Write};
-use crate::git::{Git, Repo, repo};
+use crate::git::{Git, Repo, head, refs, repo, worktree_state};
 use crate::process::CancellationToken;
 use crate::specs::openspec;
 use crate::specs::target::{Mode, Owner, Target};
@@ -164,11 +164,14 @@ impl Finalizer<'_> {
     /// The branch checked out in the worktree at `dir`, if it can be read.
     async fn current_branch(&self, dir: &Path) -> Option<String> {
         let repo = self.open(dir).await?;
-        Git::new(&repo, self.cancel)
-            .current_branch()
+        let full = head::symbolic_text(&Git::new(&repo, self.cancel))
             .await
             .ok()
-            .flatten()
+            .flatten()?;
+        // What `git branch --show-current` prints: the name under refs/heads/.
+        full.strip_prefix("refs/heads/")
+            .filter(|b| !b.is_empty())
+            .map(str::to_owned)
     }
 
     async fn open(&self, dir: &Path) -> Option<Arc<Repo>> {
@@ -179,8 +182,7 @@ impl Finalizer<'_> {
 
     async fn tracked(&self, dir: &Path, path: &str) -> bool {
         match self.open(dir).await {
-            Some(repo) => Git::new(&repo, self.cancel)
-                .is_tracked(path)
+            Some(repo) => worktree_state::is_tracked(&Git::new(&repo, self.cancel), path)
                 .await
                 .unwrap_or(false),
             None => false,
@@ -189,8 +191,7 @@ impl Finalizer<'_> {
 
     async fn staged(&self, dir: &Path) -> Vec<String> {
         match self.open(dir).await {
-            Some(repo) => Git::new(&repo, self.cancel)
-                .staged_paths()
+            Some(repo) => worktree_state::staged_paths(&Git::new(&repo, self.cancel))
                 .await
                 .unwrap_or_default(),
             None => Vec::new(),
@@ -205,10 +206,12 @@ impl Finalizer<'_> {
 
     async fn branch_exists(&self, dir: &Path, branch: &str) -> bool {
         match self.open(dir).await {
-            Some(repo) => Git::new(&repo, self.cancel)
-                .branch_exists(branch)
-                .await
-                .unwrap_or(false),
+            Some(repo) => {
+                let full = [format!("refs/heads/{branch}")];
+                refs::existing(&Git::new(&repo, self.cancel), &full)
+                    .await
+                    .is_ok_and(|found| !found.is_empty())
+            }
             None => false,
         }
     }

@@ -33,7 +33,7 @@ use self::steps::{ARCHIVED, Recovery, Stop, recovery};
 use super::target::{self, Mode, Owner, Target};
 use super::{SpecError, metadata, openspec, tasks};
 use crate::config::Config;
-use crate::git::{Git, GitError, RepoRelPath, repo};
+use crate::git::{Git, GitError, RepoRelPath, repo, worktree_state};
 use crate::process::CancellationToken;
 
 pub struct Request {
@@ -439,9 +439,7 @@ async fn changed_paths(
                 .collect::<Result<Vec<_>, _>>()
         })
         .transpose()?;
-    Git::new(&repo, cancel)
-        .changed_paths(paths.as_deref())
-        .await
+    worktree_state::changed_paths(&Git::new(&repo, cancel), paths.as_deref()).await
 }
 
 #[cfg(test)]
