@@ -9,7 +9,11 @@
 //! ```
 //!
 //! Each arrow is a module boundary: nothing below `tools` knows a JSON-RPC code, and
-//! nothing in `git`, `parse` or `process` knows MCP.
+//! nothing in `git`, `parse` or `process` knows MCP (`tests/it/architecture.rs` checks).
+//! Side paths: every call is reported to [`observe`], where `audit` and `presence` see
+//! it; the spec tools run the OpenSpec CLI through `specs`. Shared leaves: [`sink`] (how
+//! bytes are taken as they stream, for `process` and `parse`), [`model`] (result types
+//! and newtypes such as `Oid`), and [`config`], the one reader of the environment.
 
 pub mod audit;
 pub mod cli;

@@ -103,6 +103,52 @@ const READERS: &[Reader] = &[
     ("editor", editors::read),
 ];
 
+/// Runs every store reader on its own thread until the deadline: their findings, and
+/// whether any was cut short.
+async fn read_sources(
+    scope: &Arc<Scope>,
+    snapshot: &Arc<procscan::Snapshot>,
+    deadline: tokio::time::Instant,
+    checked: &mut Vec<String>,
+    unavailable: &mut Vec<Unavailable>,
+) -> (Vec<Finding>, bool) {
+    let mut findings = Vec::new();
+    let mut partial = false;
+    let mut tasks = Vec::new();
+    for (name, reader) in READERS {
+        checked.push((*name).into());
+        let scope = Arc::clone(scope);
+        let snapshot = Arc::clone(snapshot);
+        let reader = *reader;
+        tasks.push((
+            *name,
+            tokio::task::spawn_blocking(move || reader(&scope, &snapshot)),
+        ));
+    }
+    for (name, task) in tasks {
+        match tokio::time::timeout_at(deadline, task).await {
+            Ok(Ok(outcome)) => {
+                findings.extend(outcome.findings);
+                if let Some(reason) = outcome.unavailable {
+                    partial |= matches!(reason, "deadline" | "byteBudget");
+                    unavailable.push(Unavailable {
+                        source: name.into(),
+                        reason: reason.into(),
+                    });
+                }
+            }
+            _ => {
+                partial = true;
+                unavailable.push(Unavailable {
+                    source: name.into(),
+                    reason: "deadline".into(),
+                });
+            }
+        }
+    }
+    (findings, partial)
+}
+
 /// Runs every source against `scope` until its deadline.
 pub async fn detect(mut scope: Scope, include_caller: bool) -> Detection {
     scope.own_session = super::own::session_id().map(str::to_owned);
@@ -140,38 +186,10 @@ pub async fn detect(mut scope: Scope, include_caller: bool) -> Detection {
     let snapshot = Arc::new(snapshot);
 
     let mut findings = snapshot.findings.clone();
-    let mut tasks = Vec::new();
-    for (name, reader) in READERS {
-        checked.push((*name).into());
-        let scope = Arc::clone(&scope);
-        let snapshot = Arc::clone(&snapshot);
-        let reader = *reader;
-        tasks.push((
-            *name,
-            tokio::task::spawn_blocking(move || reader(&scope, &snapshot)),
-        ));
-    }
-    for (name, task) in tasks {
-        match tokio::time::timeout_at(deadline, task).await {
-            Ok(Ok(outcome)) => {
-                findings.extend(outcome.findings);
-                if let Some(reason) = outcome.unavailable {
-                    partial |= matches!(reason, "deadline" | "byteBudget");
-                    unavailable.push(Unavailable {
-                        source: name.into(),
-                        reason: reason.into(),
-                    });
-                }
-            }
-            _ => {
-                partial = true;
-                unavailable.push(Unavailable {
-                    source: name.into(),
-                    reason: "deadline".into(),
-                });
-            }
-        }
-    }
+    let (read, cut) =
+        read_sources(&scope, &snapshot, deadline, &mut checked, &mut unavailable).await;
+    findings.extend(read);
+    partial |= cut;
 
     // The second CPU sample, taken after the store reads so some time has passed.
     let busy_by_cpu = {

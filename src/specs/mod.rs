@@ -4,7 +4,7 @@
 //! change lives (the folder's main worktree or a linked worktree under `.worktrees/`);
 //! [`openspec`] runs the CLI; [`metadata`] edits `.openspec.yaml`; [`tasks`] reads
 //! `tasks.md`; [`scan`] lists active changes without starting a process per worktree.
-//! The five tools in `tools/specs.rs` compose these. Domain failures travel inside the
+//! The five tools in `tools/specs/` (one file each) compose these. Domain failures travel inside the
 //! tool's state as [`SpecError`] entries, never as protocol errors, so the agent always
 //! gets the workflow instruction alongside what went wrong.
 
