@@ -129,6 +129,7 @@ impl From<crate::git::GitError> for ToolError {
             } => ToolError::git(&command, code, &stderr),
             GitError::Unsupported(reason) => ToolError::unsupported(reason),
             GitError::Run { command, source } => ToolError::from_run(&command, source),
+            GitError::Parse(err) => err.into(),
             GitError::Stalled(stalled) => stalled.into(),
             GitError::Internal(details) => ToolError::internal(details),
         }

@@ -4,6 +4,7 @@
 //! caller-facing error exactly once. An invalid argument keeps the argument's name as
 //! data so the message can say which one to fix.
 
+use crate::parse::ParseError;
 use crate::process::RunError;
 use crate::safe_file::Stalled;
 
@@ -29,6 +30,9 @@ pub enum GitError {
         #[source]
         source: RunError,
     },
+    /// Git printed something its parser does not accept: our bug or a git we do not know.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
     /// Off-thread file work did not finish.
     #[error(transparent)]
     Stalled(#[from] Stalled),

@@ -5,15 +5,24 @@
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
+mod cat_file;
+pub mod diff;
 mod drivers;
 pub mod error;
 mod gitlinks;
+mod gitmodules;
 pub mod index_copy;
+mod ls_files;
 pub mod merge;
+mod merge_base;
 pub mod operation;
+mod picks;
 pub mod reach;
+mod reflog_walk;
 pub mod repo;
+mod subjects;
 mod trust;
+mod worktree;
 pub mod write;
 
 use std::ffi::OsString;

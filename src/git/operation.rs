@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use super::Oid;
+
 /// Marker files hold a ref name, an object id or a number.
 const MARKER_CAP: u64 = 4096;
 
@@ -58,6 +60,15 @@ impl InProgress {
             "revert" => Some("REVERT_HEAD"),
             _ => None,
         }
+    }
+
+    /// The commit being applied, from the first line of [`InProgress::head_file`] (an
+    /// octopus merge lists several; the first is taken).
+    pub fn applying(&self, git_dir: &Path) -> Option<Oid> {
+        let bytes =
+            crate::safe_file::read_prefix_in(git_dir, self.head_file()?, MARKER_CAP).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        Oid::parse(text.lines().next()?.split_whitespace().next()?)
     }
 }
 

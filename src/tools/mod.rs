@@ -15,8 +15,6 @@ pub mod fleet;
 pub mod input;
 pub mod repo;
 pub mod scope;
-pub mod semantic;
-pub mod semantic_data;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
@@ -184,18 +182,18 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<branch::BranchStack>(),
         ToolDef::of::<repo::History>(),
         ToolDef::of::<branch::Reflog>(),
-        ToolDef::of::<conflict::Preflight>(),
-        ToolDef::of::<conflict::Read>(),
+        ToolDef::of::<repo::conflict_preflight::Preflight>(),
+        ToolDef::of::<conflict::read::Read>(),
         ToolDef::of::<commit::Details>(),
-        ToolDef::of::<worktree::Changes>(),
-        ToolDef::of::<worktree::WorktreeList>(),
-        ToolDef::of::<submodule::Status>(),
-        ToolDef::of::<diff::DiffText>(),
-        ToolDef::of::<semantic::Semantic>(),
-        ToolDef::of::<semantic::Fallbacks>(),
-        ToolDef::of::<fleet::Radar>(),
-        ToolDef::of::<fleet::Digest>(),
-        ToolDef::of::<agents::Presence>(),
+        ToolDef::of::<worktree::changes::Changes>(),
+        ToolDef::of::<worktree::list::WorktreeList>(),
+        ToolDef::of::<submodule::status::Status>(),
+        ToolDef::of::<diff::text::DiffText>(),
+        ToolDef::of::<diff::semantic::Semantic>(),
+        ToolDef::of::<diff::semantic_fallbacks::Fallbacks>(),
+        ToolDef::of::<fleet::radar::Radar>(),
+        ToolDef::of::<fleet::digest::Digest>(),
+        ToolDef::of::<agents::presence::Presence>(),
         ToolDef::of::<specs::Explore>(),
         ToolDef::of::<specs::CreatePlan>(),
         ToolDef::of::<specs::CreateProposal>(),

@@ -1,5 +1,7 @@
 //! Repository-wide read tools: `repo.status`, `repo.refs`, `repo.history`.
 
+pub mod conflict_preflight;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
