@@ -20,6 +20,7 @@ mod picks;
 pub mod reach;
 mod reflog_walk;
 pub mod repo;
+pub mod status;
 mod subjects;
 mod trust;
 mod worktree;

@@ -19,6 +19,7 @@ use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::operation::{InProgress, in_progress};
+use crate::git::status::{IgnoreSubmodules, StatusQuery, Untracked};
 use crate::git::{Git, ObjectFormat, Repo, repo};
 use crate::model::{PathText, opt_name_text};
 use crate::parse::log::{self, Commit, Log};
@@ -494,21 +495,13 @@ impl RecordParser for BriefStatus {
 }
 
 async fn read_status(git: &Git<'_>) -> Result<BriefStatus, ToolError> {
-    let done = git
-        .cmd([
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--branch",
-            "--show-stash",
-            "--ignore-submodules=none",
-            "--untracked-files=normal",
-        ])
-        .stream(Records::new(BriefStatus::new()))
-        .await?;
-    done.sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))
+    let query = StatusQuery {
+        show_stash: true,
+        ignore_submodules: Some(IgnoreSubmodules::None),
+        untracked: Some(Untracked::Normal),
+        ..StatusQuery::with_branch()
+    };
+    Ok(query.stream(git, BriefStatus::new()).await?)
 }
 
 fn summarize_status(s: BriefStatus) -> (Head, Option<WorkingTree>, u64, Submodules) {

@@ -9,6 +9,7 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::status::StatusQuery;
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
 use crate::model::{OrigPathText, PathText, opt_name_text};
 use crate::parse::for_each_ref::{self, ForEachRef, Rows, Track};
@@ -149,14 +150,7 @@ impl Tool for Status {
         repo.require_worktree()?;
         let git = Git::new(&repo, &ctx.cancel);
         let max = input.max_entries.usize();
-        let done = git
-            .cmd(["status", "--porcelain=v2", "-z", "--branch"])
-            .stream(Records::new(status_v2::Status::new(max)))
-            .await?;
-        let status = done
-            .sink
-            .finish(true)
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let status = StatusQuery::with_branch().read(&git, max).await?;
         Ok(Local::new::<Self>(&repo, status_data(status, max)))
     }
 }

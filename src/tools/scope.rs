@@ -14,10 +14,11 @@ use super::input::Bounded;
 use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::status::{StatusQuery, Untracked};
 use crate::git::{Git, RepoRelPath, repo};
 use crate::model::{OrigPathText, PathText};
 use crate::parse::log::{self, Log};
-use crate::parse::status_v2::{self, Kind};
+use crate::parse::status_v2::Kind;
 use crate::parse::{Records, codeowners};
 use crate::process::{Flow, Sink};
 
@@ -229,22 +230,13 @@ fn now_secs() -> i64 {
 }
 
 async fn changes(git: &Git<'_>, path: &RepoRelPath) -> Result<ScopeChanges, ToolError> {
-    let done = git
-        .cmd([
-            "--literal-pathspecs",
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--untracked-files=all",
-            "--",
-            path.as_str(),
-        ])
-        .stream(Records::new(status_v2::Status::new(MAX_ENTRIES)))
-        .await?;
-    let status = done
-        .sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))?;
+    let status = StatusQuery {
+        untracked: Some(Untracked::All),
+        paths: Some(std::slice::from_ref(path)),
+        ..StatusQuery::default()
+    }
+    .read(git, MAX_ENTRIES)
+    .await?;
     let c = status.counts;
     Ok(ScopeChanges {
         changed: c.entries - c.ignored,
