@@ -193,6 +193,21 @@ mod tests {
     }
 
     #[test]
+    fn the_commit_being_applied_is_the_first_id_of_its_head_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path();
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        std::fs::write(g.join("MERGE_HEAD"), format!("{a}\n{b}\n")).unwrap();
+        let op = in_progress(g).unwrap();
+        assert_eq!(op.applying(g).map(|o| o.to_string()), Some(a));
+        std::fs::write(g.join("MERGE_HEAD"), "not-an-id\n").unwrap();
+        assert_eq!(in_progress(g).unwrap().applying(g), None);
+        std::fs::write(g.join("BISECT_LOG"), "x").unwrap();
+        std::fs::remove_file(g.join("MERGE_HEAD")).unwrap();
+        assert_eq!(in_progress(g).unwrap().applying(g), None);
+    }
+
+    #[test]
     fn an_empty_or_unreadable_head_file_is_no_operation() {
         let dir = tempfile::tempdir().unwrap();
         let g = dir.path();

@@ -21,9 +21,8 @@ use super::{Fleet, bounded, check_paths, reason};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::merge::{MergeQuery, Scratch};
+use crate::git::status::StatusQuery;
 use crate::git::{Git, GitError, Repo, repo};
-use crate::parse::Records;
-use crate::parse::status_v2;
 use crate::process::CancellationToken;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
@@ -275,12 +274,9 @@ async fn look(
     repo.require_worktree()
         .map_err(|e| ToolError::from(e).message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
-    let status = git
-        .cmd(["status", "--porcelain=v2", "-z", "--branch"])
-        .stream(Records::new(status_v2::Status::new(0)));
-    let (status, last) = tokio::join!(status, git.head_commit_time());
-    let status = status.map_err(|e| ToolError::from(e).message)?;
-    let status = status.sink.finish(true).map_err(|e| e.to_string())?;
+    let query = StatusQuery::with_branch();
+    let (status, last) = tokio::join!(query.read(&git, 0), git.head_commit_time());
+    let status = status.map_err(message)?;
     entry.last_commit_timestamp = last.ok().flatten().map(|s| s * 1000);
     let b = status.branch;
     entry.detached = b.head.is_none();

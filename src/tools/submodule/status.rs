@@ -20,11 +20,10 @@ mod url;
 
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
+use crate::git::status::{IgnoreSubmodules, StatusQuery};
 use crate::git::{Git, Oid, Repo, RepoRelPath, repo};
 use crate::model::{PathText, opt_name_text};
-use crate::parse::Records;
 use crate::parse::ls_files_unmerged::GITLINK;
-use crate::parse::status_v2;
 use crate::parse::submodule::Gitmodules;
 use crate::process::CancellationToken;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
@@ -304,20 +303,12 @@ async fn inspect(
         return Ok(Inspection::Uninitialized);
     }
     let git = Git::new(&sub, cancel);
-    let (head, status) = tokio::join!(
-        git.head(),
-        git.cmd([
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--ignore-submodules=dirty"
-        ])
-        .stream(Records::new(status_v2::Status::new(0)))
-    );
-    let status = status?
-        .sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))?;
+    let status = StatusQuery {
+        ignore_submodules: Some(IgnoreSubmodules::Dirty),
+        ..StatusQuery::default()
+    };
+    let (head, status) = tokio::join!(git.head(), status.read(&git, 0));
+    let status = status?;
     Ok(Inspection::Open {
         head: head?,
         dirty: status.counts.entries > 0,

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::status::StatusQuery;
 use crate::git::{Git, RepoRelPath, repo};
 use crate::model::{OrigPathText, PathText};
-use crate::parse::Records;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
 use lists::{List, Sorter};
@@ -102,24 +102,12 @@ impl Tool for Changes {
         repo.require_worktree()?;
         let git = Git::new(&repo, &ctx.cancel);
         let max = input.max_per_list.usize();
-        let mut args: Vec<String> = [
-            "--literal-pathspecs",
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        if let Some(path) = &path {
-            args.push(path.as_str().to_owned());
-        }
-        let sorter = Sorter::new(max);
-        let done = git.cmd(args).stream(Records::new(sorter)).await?;
-        let s = done
-            .sink
-            .finish(true)
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let paths: Vec<RepoRelPath> = path.iter().cloned().collect();
+        let query = StatusQuery {
+            paths: Some(&paths),
+            ..StatusQuery::default()
+        };
+        let s = query.stream(&git, Sorter::new(max)).await?;
         let truncated = |l: &List| l.total > l.entries.len() as u64;
         let data = ChangesData {
             clean: s.staged.total + s.unstaged.total + s.untracked.total + s.conflicted.total == 0,

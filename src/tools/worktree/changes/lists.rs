@@ -116,3 +116,38 @@ impl RecordParser for Sorter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Records;
+
+    const OID: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+
+    fn kinds(list: &List) -> Vec<(String, &'static str)> {
+        list.entries
+            .iter()
+            .map(|e| (e.path.path.clone(), e.kind))
+            .collect()
+    }
+
+    #[test]
+    fn entries_land_in_every_list_they_belong_to() {
+        let out = format!(
+            "1 MM N... 100644 100644 100644 {OID} {OID} both.txt\0\
+2 R. N... 100644 100644 100644 {OID} {OID} R100 new.txt\0old.txt\0\
+u UD N... 100644 100644 000000 100644 {OID} {OID} {OID} gone.txt\0\
+? new-file\0! ignored\0"
+        );
+        let s = Records::parse_all(Sorter::new(1), out.as_bytes()).unwrap();
+        assert_eq!(kinds(&s.staged), [("both.txt".into(), "modified")]);
+        assert_eq!(s.staged.total, 2, "the rename counts past the cap");
+        assert_eq!(kinds(&s.unstaged), [("both.txt".into(), "modified")]);
+        assert_eq!(
+            kinds(&s.conflicted),
+            [("gone.txt".into(), "deleted-by-them")]
+        );
+        assert_eq!(kinds(&s.untracked), [("new-file".into(), "untracked")]);
+        assert_eq!(s.unstaged.total + s.untracked.total + s.conflicted.total, 3);
+    }
+}
