@@ -141,6 +141,43 @@ impl RepoRelPath {
     }
 }
 
+/// Checks a ref name the way `git check-ref-format` would (plus: no leading `-`, so it
+/// can never be read as an option), allowing one-level names such as `HEAD` or `main`.
+pub fn check_ref_name(arg: &str, value: &str) -> Result<(), GitError> {
+    let bad = |why: &str| Err(GitError::invalid(arg, why));
+    if value.is_empty() {
+        return bad("must not be empty");
+    }
+    if value.len() > 1024 {
+        return bad("must be at most 1024 bytes");
+    }
+    if value.starts_with('-') {
+        return bad("must not start with '-'");
+    }
+    if value.chars().any(|c| c.is_control()) {
+        return bad("must not contain control characters (NUL, newline, …)");
+    }
+    if value.contains([' ', '~', '^', ':', '?', '*', '[', '\\']) {
+        return bad("must not contain spaces or any of ~ ^ : ? * [ \\");
+    }
+    if value.contains("..") || value.contains("@{") || value == "@" {
+        return bad("must not contain '..' or '@{' (give a ref name, not a revision)");
+    }
+    if value.starts_with('/') || value.ends_with('/') || value.contains("//") {
+        return bad("must not start or end with '/' or contain '//'");
+    }
+    if value.ends_with('.') {
+        return bad("must not end with '.'");
+    }
+    if value
+        .split('/')
+        .any(|c| c.starts_with('.') || c.ends_with(".lock"))
+    {
+        return bad("no component may start with '.' or end with '.lock'");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +225,47 @@ mod tests {
         assert!(Oid::parse(&"0".repeat(64)).unwrap().is_zero());
         assert!(Oid::parse("abc").is_none());
         assert!(Oid::parse(&"A".repeat(40)).is_none());
+    }
+
+    #[test]
+    fn ref_names_like_check_ref_format() {
+        for good in [
+            "HEAD",
+            "main",
+            "feat/x-1",
+            "refs/heads/-n",
+            "refs/stash",
+            "v1.0",
+        ] {
+            assert!(check_ref_name("refName", good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            "-n",
+            "--all",
+            "--output=/tmp/x",
+            "a\nb",
+            "a\0b",
+            "a b",
+            "a..b",
+            "HEAD@{1}",
+            "@",
+            "a/",
+            "/a",
+            "a//b",
+            "a.",
+            ".a",
+            "a/.b",
+            "x.lock",
+            "a~1",
+            "a^",
+            "a:b",
+            "a*",
+            "a?",
+            "a[",
+            "a\\b",
+        ] {
+            assert!(check_ref_name("refName", bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -1,5 +1,13 @@
 //! Result types shared by several tool families.
 
+mod commit;
+mod hint;
+mod identity;
+
+pub use commit::HistoryCommit;
+pub use hint::Hint;
+pub use identity::Identity;
+
 use base64::Engine;
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -139,6 +139,23 @@ impl RecordParser for Log {
     }
 }
 
+impl From<Commit> for crate::model::HistoryCommit {
+    fn from(c: Commit) -> Self {
+        crate::model::HistoryCommit {
+            short_oid: c.oid.short().to_owned(),
+            oid: c.oid,
+            parents: c.parents,
+            author_name: c.author_name,
+            author_email: c.author_email,
+            author_time: c.author_time,
+            committer_name: c.committer_name,
+            committer_email: c.committer_email,
+            committer_time: c.committer_time,
+            subject: c.subject,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! streams (`-z` output) can be parsed while git is still writing, through [`Records`],
 //! so memory stays flat however much git prints.
 
+pub mod author_emails;
 pub mod cat_file_batch;
 pub mod codeowners;
 pub mod config;
@@ -14,7 +15,6 @@ pub mod log;
 pub mod ls_files_unmerged;
 pub mod merge_tree;
 pub mod patch;
-pub mod reflog;
 pub mod reflog_file;
 pub mod reflog_walk;
 pub mod remote_v;

@@ -100,6 +100,34 @@ pub fn parse_line(line: &[u8], offset: usize) -> Result<Entry, ParseError> {
     })
 }
 
+/// The newest `max` entries of a reflog file's tail, newest first.
+///
+/// `tail` may start in the middle of a line (when only the end of a large file was read);
+/// `complete` says whether it is the whole file, so its first line is whole too.
+pub fn newest_lines(tail: &[u8], complete: bool, max: usize) -> Result<Vec<Entry>, ParseError> {
+    let mut lines: Vec<(usize, &[u8])> = Vec::new();
+    let mut start = 0;
+    for (i, b) in tail.iter().enumerate() {
+        if *b == b'\n' {
+            lines.push((start, &tail[start..i]));
+            start = i + 1;
+        }
+    }
+    if start < tail.len() {
+        return Err(ParseError::new(start, "log ends inside a line"));
+    }
+    if !complete && !lines.is_empty() {
+        lines.remove(0);
+    }
+    lines
+        .iter()
+        .rev()
+        .filter(|(_, l)| !l.is_empty())
+        .take(max)
+        .map(|(at, l)| parse_line(l, *at))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +234,29 @@ a961c5029e9220cc7ee2d0983050c4c790c3db23 9fcf1bd868cfa2f289d1d31f704077935ced120
             "unexpected git output at byte 100: bad object id",
         ]
         "#);
+    }
+
+    #[test]
+    fn newest_lines_first_and_a_partial_first_line_dropped() {
+        let shown = |entries: Vec<Entry>| -> Vec<String> {
+            entries
+                .iter()
+                .map(|e| format!("{} {}", e.new.short(), String::from_utf8_lossy(&e.message)))
+                .collect()
+        };
+        assert_eq!(
+            shown(newest_lines(REAL, true, 2).unwrap()),
+            ["4f3a614 ", "9fcf1bd reset: moving to HEAD~1"]
+        );
+        let all = newest_lines(REAL, true, 10).unwrap();
+        assert_eq!(all.len(), 6);
+        let cut = newest_lines(&REAL[50..], false, 10).unwrap();
+        assert_eq!(cut.len(), 5);
+        assert_eq!(
+            newest_lines(b"no newline", true, 1)
+                .unwrap_err()
+                .to_string(),
+            "unexpected git output at byte 0: log ends inside a line"
+        );
     }
 }

@@ -3,18 +3,15 @@
 //! A tool is a unit struct implementing [`Tool`]: its name, title, description, typed
 //! input and output (JSON Schemas are derived from the types), annotations and an async
 //! `call`. [`ALL`] lists them in the order `tools/list` shows them; adding a tool means
-//! writing it in its family file and adding one line there.
+//! writing it in its own file, named after it, and adding one line there.
 
 pub mod agents;
-pub mod branch;
-pub mod brief;
 pub mod commit;
 pub mod conflict;
 pub mod diff;
 pub mod fleet;
 pub mod input;
 pub mod repo;
-pub mod scope;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
@@ -175,16 +172,16 @@ impl ToolDef {
 /// Every tool, in `tools/list` order.
 pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
     vec![
-        ToolDef::of::<brief::Brief>(),
-        ToolDef::of::<scope::Scope>(),
-        ToolDef::of::<repo::Status>(),
-        ToolDef::of::<repo::Refs>(),
-        ToolDef::of::<branch::BranchStack>(),
-        ToolDef::of::<repo::History>(),
-        ToolDef::of::<branch::Reflog>(),
+        ToolDef::of::<repo::brief::Brief>(),
+        ToolDef::of::<repo::scope::Scope>(),
+        ToolDef::of::<repo::status::Status>(),
+        ToolDef::of::<repo::refs::Refs>(),
+        ToolDef::of::<repo::branch_stack::BranchStack>(),
+        ToolDef::of::<repo::history::History>(),
+        ToolDef::of::<repo::reflog::Reflog>(),
         ToolDef::of::<repo::conflict_preflight::Preflight>(),
         ToolDef::of::<conflict::read::Read>(),
-        ToolDef::of::<commit::Details>(),
+        ToolDef::of::<commit::details::Details>(),
         ToolDef::of::<worktree::changes::Changes>(),
         ToolDef::of::<worktree::list::WorktreeList>(),
         ToolDef::of::<submodule::status::Status>(),

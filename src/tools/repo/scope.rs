@@ -4,23 +4,19 @@
 //! (commits and distinct author emails) and who owns it according to CODEOWNERS, matched
 //! with GitHub's pattern rules. The git calls run concurrently; every pathspec is literal.
 
-use std::collections::HashSet;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::brief::Hint;
-use super::input::Bounded;
-use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::log::{LogQuery, Start};
 use crate::git::status::{StatusQuery, Untracked};
-use crate::git::{Git, RepoRelPath, repo};
-use crate::model::{OrigPathText, PathText};
-use crate::parse::log::{self, Log};
+use crate::git::{Git, RepoRelPath, head_tree, log, repo};
+use crate::model::{Hint, OrigPathText, PathText};
+use crate::parse::codeowners;
 use crate::parse::status_v2::Kind;
-use crate::parse::{Records, codeowners};
-use crate::process::{Flow, Sink};
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// Changed paths listed at most (the total is always counted).
 const MAX_ENTRIES: usize = 20;
@@ -264,26 +260,14 @@ async fn commits(
     n: usize,
 ) -> Result<(Vec<ScopeCommit>, bool), ToolError> {
     // One more than asked, to know whether older ones exist.
-    let done = git
-        .cmd([
-            "--literal-pathspecs",
-            "log",
-            "-z",
-            &log::format(),
-            &format!("--max-count={}", n + 1),
-            "HEAD",
-            "--",
-            path.as_str(),
-        ])
-        .stream_allowing(Records::new(Log::new(n)), &[0, 128])
-        .await?;
-    if done.code == Some(128) {
+    let paths = std::slice::from_ref(path);
+    let query = LogQuery {
+        paths,
+        ..LogQuery::new(Start::Head, n as u64 + 1)
+    };
+    let Some(parsed) = query.read(git, n).await? else {
         return Ok((Vec::new(), false));
-    }
-    let parsed = done
-        .sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))?;
+    };
     let more = parsed.seen > n as u64;
     let commits = parsed
         .commits
@@ -299,70 +283,13 @@ async fn commits(
     Ok((commits, more))
 }
 
-/// Counts commits from `log -z --format=@%ae` (NUL between commits; the `@` keeps an
-/// empty email from looking like no commit), and their distinct emails.
-#[derive(Default)]
-struct EmailCounter {
-    commits: u64,
-    emails: HashSet<String>,
-    pending: Vec<u8>,
-    stopped: bool,
-}
-
-impl EmailCounter {
-    fn take(&mut self) {
-        if let Some(email) = self.pending.strip_prefix(b"@") {
-            self.commits += 1;
-            self.emails
-                .insert(String::from_utf8_lossy(email).to_lowercase());
-        }
-        self.pending.clear();
-    }
-}
-
-impl Sink for EmailCounter {
-    fn accept(&mut self, chunk: &[u8]) -> Flow {
-        for b in chunk {
-            if *b != 0 {
-                self.pending.push(*b);
-                continue;
-            }
-            self.take();
-            if self.commits >= CHURN_CAP {
-                self.stopped = true;
-                return Flow::Enough;
-            }
-        }
-        Flow::More
-    }
-}
-
 async fn churn(
     git: &Git<'_>,
     path: &RepoRelPath,
     since: i64,
 ) -> Result<(u64, u64, bool), ToolError> {
-    let done = git
-        .cmd([
-            "--literal-pathspecs",
-            "log",
-            "-z",
-            "--format=@%ae",
-            &format!("--since=@{since}"),
-            "HEAD",
-            "--",
-            path.as_str(),
-        ])
-        .stream_allowing(EmailCounter::default(), &[0, 128])
-        .await?;
-    let mut sink = done.sink;
-    if done.code == Some(128) {
-        return Ok((0, 0, false));
-    }
-    if !sink.stopped {
-        sink.take();
-    }
-    Ok((sink.commits, sink.emails.len() as u64, sink.stopped))
+    let counted = log::authors_since(git, since, path, CHURN_CAP).await?;
+    Ok((counted.commits, counted.distinct(), counted.stopped))
 }
 
 /// Whether the path is a directory or a file: on disk, else in HEAD's tree.
@@ -394,20 +321,7 @@ async fn kind_of(
             Err(_) => {}
         }
     }
-    let out = git
-        .cmd([
-            "--literal-pathspecs",
-            "ls-tree",
-            "-z",
-            "--format=%(objecttype)",
-            "HEAD",
-            "--",
-            path.as_str(),
-        ])
-        .capture_allowing(4096, &[0, 128])
-        .await?;
-    let text = String::from_utf8_lossy(&out.sink.bytes);
-    Ok(match text.split('\0').next() {
+    Ok(match head_tree::object_type(git, path).await?.as_deref() {
         Some("tree") => "directory",
         Some("blob") | Some("commit") => "file",
         _ => "missing",
@@ -433,16 +347,10 @@ async fn read_codeowners(
                     Err(_) => continue,
                 }
             }
-            None => {
-                let out = git
-                    .cmd(["cat-file", "blob", &format!("HEAD:{location}")])
-                    .capture_allowing(CODEOWNERS_CAP, &[0, 128])
-                    .await?;
-                if !out.success() && !out.stopped_early {
-                    continue;
-                }
-                out.sink.bytes
-            }
+            None => match head_tree::blob(git, location, CODEOWNERS_CAP).await? {
+                Some((bytes, _)) => bytes,
+                None => continue,
+            },
         };
         return Ok(Some((
             location,

@@ -1,16 +1,16 @@
-//! Single-commit read tools: `commit.details`.
+//! `commit.details`: one commit's metadata, full message and changed files.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::input::Bounded;
-use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::{Git, Rev, repo};
-use crate::model::{OrigPathText, PathText};
-use crate::parse::diff_tree::{Change, NameStatus, Numstat, Stat};
-use crate::parse::{Records, log};
+use crate::git::log::{LogQuery, Start};
+use crate::git::{Git, Rev, diff_tree, repo};
+use crate::model::{HistoryCommit, OrigPathText, PathText};
+use crate::parse::diff_tree::{Change, Stat};
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// Longest commit message returned.
 const MESSAGE_CAP: usize = 1024 * 1024;
@@ -53,7 +53,7 @@ pub struct DetailsData {
 pub struct CommitInfo {
     /// The same fields as each commit of `repo.history`.
     #[serde(flatten)]
-    pub summary: super::repo::HistoryCommit,
+    pub summary: HistoryCommit,
     /// The whole commit message as written (trailing newlines removed).
     pub message: String,
     /// True when the message is longer than 1 MiB and was cut.
@@ -93,7 +93,7 @@ pub struct DiffStats {
     pub binary_files: u64,
 }
 
-pub(crate) fn kind_of(status: u8) -> &'static str {
+fn kind_of(status: u8) -> &'static str {
     match status {
         b'A' => "added",
         b'C' => "copied",
@@ -140,86 +140,20 @@ impl Tool for Details {
         let oid = git.resolve_commit("commit", &rev).await?;
         let max = input.max_files.usize();
 
-        let done = git
-            .cmd([
-                "log".to_owned(),
-                "-z".to_owned(),
-                "--max-count=1".to_owned(),
-                log::format(),
-                "--end-of-options".to_owned(),
-                oid.to_string(),
-                "--".to_owned(),
-            ])
-            .stream(Records::new(log::Log::new(1)))
-            .await?;
-        let mut parsed = done
-            .sink
-            .finish(true)
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let mut parsed = LogQuery::new(Start::Commit(&oid), 1)
+            .read(&git, 1)
+            .await?
+            .ok_or_else(|| ToolError::internal("git log printed no commit"))?;
         let commit = parsed
             .commits
             .pop()
             .ok_or_else(|| ToolError::internal("git log printed no commit"))?;
-
-        let (diff_against, sides) = match commit.parents.first() {
-            None => (
-                "root",
-                vec![
-                    "--root".to_owned(),
-                    "--end-of-options".to_owned(),
-                    oid.to_string(),
-                ],
-            ),
-            Some(first) if commit.parents.len() > 1 => {
-                ("first-parent", vec![first.to_string(), oid.to_string()])
-            }
-            Some(_) => ("parent", vec![oid.to_string()]),
-        };
-        let diff = |format: &str| {
-            let mut args: Vec<String> = [
-                "diff-tree",
-                "-r",
-                "-z",
-                "--no-commit-id",
-                format,
-                "-M",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--no-color",
-            ]
-            .map(str::to_owned)
-            .to_vec();
-            args.extend(sides.iter().cloned());
-            args
-        };
-        let names = git
-            .cmd(diff("--name-status"))
-            .stream(Records::new(NameStatus::new(max)));
-        let stats = git
-            .cmd(diff("--numstat"))
-            .stream(Records::new(Numstat::new(max)));
-        // `%s` folds a multi-line first paragraph into one line; the message is shown as
-        // written, so it is read on its own.
-        let raw_message = git
-            .cmd([
-                "log".to_owned(),
-                "--max-count=1".to_owned(),
-                "--format=%B".to_owned(),
-                "--end-of-options".to_owned(),
-                oid.to_string(),
-                "--".to_owned(),
-            ])
-            .capture(MESSAGE_CAP);
-        let (names, stats, raw_message) = tokio::join!(names, stats, raw_message);
-        let raw_message = raw_message?;
-        let names = names?
-            .sink
-            .finish(true)
-            .map_err(|e| ToolError::internal(e.to_string()))?;
-        let stats = stats?
-            .sink
-            .finish(true)
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let (changes, raw_message) = tokio::try_join!(
+            diff_tree::commit_changes(&git, &oid, &commit.parents, max),
+            crate::git::log::message(&git, &oid, MESSAGE_CAP),
+        )?;
+        let diff_against = changes.against.name();
+        let (names, stats) = (changes.names, changes.stats);
 
         let files: Vec<ChangedFile> = names
             .changes
@@ -228,11 +162,11 @@ impl Tool for Details {
             .map(|(i, change)| changed_file(change, stats.stats.get(i)))
             .collect();
         let commit_lossy = commit.lossy;
-        let message_truncated = raw_message.sink.truncated;
-        let (message, message_lossy) = crate::model::lossy(raw_message.sink.bytes.trim_ascii_end());
+        let message_truncated = raw_message.truncated;
+        let (message, message_lossy) = crate::model::lossy(raw_message.bytes.trim_ascii_end());
         let data = DetailsData {
             commit: CommitInfo {
-                summary: super::repo::HistoryCommit::from(commit),
+                summary: HistoryCommit::from(commit),
                 message,
                 message_truncated,
                 message_lossy: message_lossy || commit_lossy,

@@ -1,0 +1,100 @@
+//! `git diff-tree`: what one commit changed, against its first parent (or the empty tree
+//! for a root commit), with renames found and every diff program of the repository off.
+
+use super::{Git, GitError, Oid};
+use crate::parse::Records;
+use crate::parse::diff_tree::{NameStatus, Numstat};
+
+/// Flags on every diff-tree run: recursive, `-z`, renames, and no external diff,
+/// textconv or colour, whatever the repository configures.
+const DIFF_TREE: [&str; 4] = ["diff-tree", "-r", "-z", "--no-commit-id"];
+const SAFE: [&str; 4] = ["-M", "--no-ext-diff", "--no-textconv", "--no-color"];
+
+/// What a commit's files are compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    /// Its only parent.
+    Parent,
+    /// No parent: everything is added.
+    Root,
+    /// A merge: its first parent.
+    FirstParent,
+}
+
+impl Against {
+    pub fn name(self) -> &'static str {
+        match self {
+            Against::Parent => "parent",
+            Against::Root => "root",
+            Against::FirstParent => "first-parent",
+        }
+    }
+}
+
+/// The changed files of `commit` (whose parents are `parents`): each path with its status
+/// (`--name-status`) and its line counts (`--numstat`), the first `max` of each kept and
+/// all counted.
+pub struct CommitChanges {
+    pub against: Against,
+    pub names: NameStatus,
+    pub stats: Numstat,
+}
+
+fn argv(format: &str, sides: &[String]) -> Vec<String> {
+    DIFF_TREE
+        .iter()
+        .chain(std::iter::once(&format))
+        .chain(SAFE.iter())
+        .map(|s| (*s).to_owned())
+        .chain(sides.iter().cloned())
+        .collect()
+}
+
+pub async fn commit_changes(
+    git: &Git<'_>,
+    commit: &Oid,
+    parents: &[Oid],
+    max: usize,
+) -> Result<CommitChanges, GitError> {
+    let (against, sides) = match parents.first() {
+        None => (
+            Against::Root,
+            vec![
+                "--root".to_owned(),
+                "--end-of-options".to_owned(),
+                commit.to_string(),
+            ],
+        ),
+        Some(first) if parents.len() > 1 => (
+            Against::FirstParent,
+            vec![first.to_string(), commit.to_string()],
+        ),
+        Some(_) => (Against::Parent, vec![commit.to_string()]),
+    };
+    let names = git
+        .cmd(argv("--name-status", &sides))
+        .stream(Records::new(NameStatus::new(max)));
+    let stats = git
+        .cmd(argv("--numstat", &sides))
+        .stream(Records::new(Numstat::new(max)));
+    let (names, stats) = tokio::try_join!(names, stats)?;
+    Ok(CommitChanges {
+        against,
+        names: names.sink.finish(true)?,
+        stats: stats.sink.finish(true)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_programs_are_always_off() {
+        let args = argv("--numstat", &["x".to_owned()]).join(" ");
+        assert_eq!(
+            args,
+            "diff-tree -r -z --no-commit-id --numstat -M --no-ext-diff --no-textconv --no-color x"
+        );
+    }
+}

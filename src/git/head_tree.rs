@@ -1,0 +1,67 @@
+//! Files as HEAD's tree holds them: for a bare repository, which has no working tree to
+//! read from.
+
+use super::{Git, GitError, RepoRelPath};
+
+/// Which of `names` (repository-relative paths) exist in HEAD's tree. Empty on an
+/// unborn HEAD.
+pub async fn present(git: &Git<'_>, names: &[&str]) -> Result<Vec<String>, GitError> {
+    let listed = git
+        .cmd([
+            "--literal-pathspecs",
+            "ls-tree",
+            "-z",
+            "--name-only",
+            "HEAD",
+            "--",
+        ])
+        .args(names.iter().copied())
+        .capture_allowing(64 * 1024, &[0, 128])
+        .await?;
+    Ok(listed
+        .sink
+        .bytes
+        .split(|b| *b == 0)
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect())
+}
+
+/// The first `cap` bytes of the blob at `path` in HEAD, and whether that is all of it;
+/// `None` when HEAD has no such file.
+pub async fn blob(
+    git: &Git<'_>,
+    path: &str,
+    cap: usize,
+) -> Result<Option<(Vec<u8>, bool)>, GitError> {
+    let out = git
+        .cmd(["cat-file", "blob", &format!("HEAD:{path}")])
+        .capture_allowing(cap, &[0, 128])
+        .await?;
+    if !out.success() && !out.stopped_early {
+        return Ok(None);
+    }
+    let complete = out.success();
+    Ok(Some((out.sink.bytes, complete)))
+}
+
+/// `tree`, `blob` or `commit` (a submodule) for `path` in HEAD; `None` when absent.
+pub async fn object_type(git: &Git<'_>, path: &RepoRelPath) -> Result<Option<String>, GitError> {
+    let out = git
+        .cmd([
+            "--literal-pathspecs",
+            "ls-tree",
+            "-z",
+            "--format=%(objecttype)",
+            "HEAD",
+            "--",
+            path.as_str(),
+        ])
+        .capture_allowing(4096, &[0, 128])
+        .await?;
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    Ok(text
+        .split('\0')
+        .next()
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned))
+}

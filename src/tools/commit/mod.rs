@@ -1,0 +1,3 @@
+//! Single-commit read tools, one file each.
+
+pub mod details;

@@ -1,0 +1,438 @@
+//! `repo.brief`: one call that tells an agent where it stands in a repository.
+//!
+//! Every independent question runs at once: one `status` (branch, upstream, counts,
+//! stashes, submodule flags), one `log` (recent commits and the subjects conventions are
+//! learned from), two small `for-each-ref` listings (branch naming, default branch), one
+//! `config` read, and `.gitmodules` when present; in-progress operations, hooks and
+//! convention files are read straight from disk (from HEAD's tree in a bare repository).
+//! The answer is then trimmed, section by section, until it fits the caller's token
+//! budget, and says what was trimmed.
+
+mod budget;
+mod conventions;
+mod hints;
+mod status;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Toolset;
+use crate::error::ToolError;
+use crate::git::log::{LogQuery, Start};
+use crate::git::operation::{InProgress, in_progress};
+use crate::git::{Git, ObjectFormat, Repo, repo};
+use crate::model::{Hint, PathText};
+use crate::parse::log::Commit;
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
+
+/// `repo.brief`: branch, operation, working tree, conventions and next steps in one call.
+pub struct Brief;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BriefInput {
+    /// Absolute path of the repository (any directory inside a working tree works).
+    pub repo_path: String,
+    /// FluxGit workspace id; accepted for compatibility and not needed locally.
+    #[serde(default)]
+    pub repo_id: Option<String>,
+    /// How many recent commits to show (fewer when the budget is tight).
+    #[serde(default)]
+    pub recent_commits: Bounded<1, 20, 10>,
+    /// Token budget for the whole result (about 4 characters per token).
+    #[serde(default)]
+    pub max_tokens: Bounded<200, 8000, 1500>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BriefData {
+    pub bare: bool,
+    /// True in a linked worktree (`git worktree add`).
+    pub linked_worktree: bool,
+    /// `sha1` or `sha256`.
+    pub object_format: &'static str,
+    pub head: Head,
+    /// The operation git is in the middle of (`rebase`, `am`, `merge`, `cherry-pick`,
+    /// `revert` or `bisect`), or null.
+    pub operation_in_progress: Option<&'static str>,
+    /// What that operation is doing (branch, onto, step, incoming commit); null when none.
+    pub operation_details: Option<Operation>,
+    /// Null in a bare repository.
+    pub working_tree: Option<WorkingTree>,
+    pub stashes: u64,
+    /// Null when the repository has no submodules.
+    pub submodules: Option<Submodules>,
+    pub recent_commits: Vec<RecentCommit>,
+    pub recent_commits_truncated: bool,
+    /// Null only when the budget could not hold it (see `budget.trimmed`).
+    pub conventions: Option<Conventions>,
+    /// Next steps, most urgent first; each names the tool to call.
+    pub hints: Vec<Hint>,
+    pub budget: Budget,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Head {
+    /// The current branch; during a rebase, the branch being rebased. Null when detached.
+    /// Not valid UTF-8: shown with U+FFFD, and `branchBytesB64` holds the exact name.
+    pub branch: Option<String>,
+    /// Base64 of the branch name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_bytes_b64: Option<String>,
+    /// True when HEAD points at a commit directly (also during a rebase).
+    pub detached: bool,
+    /// True on a branch with no commits yet.
+    pub unborn: bool,
+    pub sha: Option<String>,
+    /// Left out only when the budget is very tight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_sha: Option<String>,
+    pub upstream: Option<String>,
+    /// Base64 of the upstream name, present only when it is not valid UTF-8.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_bytes_b64: Option<String>,
+    pub ahead: Option<u64>,
+    pub behind: Option<u64>,
+    /// True while a rebase is replaying `branch`.
+    pub rebasing: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Operation {
+    /// `rebase`, `am`, `merge`, `cherry-pick`, `revert` or `bisect` (shown as
+    /// `operationInProgress`).
+    #[serde(skip)]
+    pub kind: &'static str,
+    /// The branch being rebased.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The commit a rebase replays onto.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub onto: Option<String>,
+    /// The step git is at (1-based) and how many there are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// The commit being merged, picked or reverted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incoming: Option<String>,
+    /// A multi-commit cherry-pick or revert stopped between commits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sequencer_only: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkingTree {
+    pub clean: bool,
+    /// Every changed path (the true total).
+    pub changed: u64,
+    pub staged: u64,
+    pub unstaged: u64,
+    pub untracked: u64,
+    pub conflicted: u64,
+    pub renamed: u64,
+    /// A few changed paths, conflicts first.
+    pub top_paths: Vec<TopPath>,
+    pub top_paths_truncated: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TopPath {
+    /// Index and worktree letters as in `repo.status` (`??` untracked).
+    pub status: String,
+    #[serde(flatten)]
+    pub path: PathText,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Submodules {
+    /// Submodules listed in `.gitmodules`.
+    pub total: u64,
+    /// Checked out at another commit than the one recorded.
+    pub drifted: u64,
+    /// With modified tracked content.
+    pub modified: u64,
+    /// With untracked files.
+    pub untracked: u64,
+    /// Listed but not checked out.
+    pub uninitialized: u64,
+    pub conflicts: u64,
+    pub attention: Vec<SubmoduleAttention>,
+    pub attention_truncated: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmoduleAttention {
+    #[serde(flatten)]
+    pub path: PathText,
+    /// `drifted`, `modified`, `untracked`, `uninitialized` or `conflicted`.
+    pub state: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentCommit {
+    pub sha: String,
+    pub subject: String,
+    pub author: String,
+    /// Author time, Unix seconds.
+    pub time: i64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Conventions {
+    /// The default branch: from `origin/HEAD`, else a `main`/`master` that exists.
+    pub default_branch: Option<String>,
+    /// `origin/HEAD`, `local` or `remote`.
+    pub default_branch_source: Option<&'static str>,
+    pub commit_messages: CommitStyle,
+    pub branch_names: BranchNaming,
+    /// Which CODEOWNERS file applies (the first of the three standard locations).
+    pub codeowners: Option<String>,
+    /// Guidance files present: AGENTS.md, CLAUDE.md, CONTRIBUTING, …
+    pub guidance_files: Vec<String>,
+    pub hooks: Hooks,
+    /// `.gitattributes` routes paths through `filter=lfs`.
+    pub lfs: bool,
+    pub sparse_checkout: bool,
+    /// `commit.gpgsign` is on: commits are expected to be signed.
+    pub commit_signing: bool,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CommitStyle {
+    /// Non-merge subjects examined (at most 50).
+    pub sampled: u64,
+    /// Share of them written as Conventional Commits (`type(scope)!: subject`).
+    pub conventional_commit_ratio: Option<f64>,
+    /// `conventional`, `mixed` or `free-form`.
+    pub style: Option<&'static str>,
+    /// Most used Conventional Commit types.
+    pub types: Vec<Counted>,
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchNaming {
+    /// Local branches examined (the default branch excluded).
+    pub sampled: u64,
+    /// Most used prefixes such as `feat/` or `fix/`.
+    pub prefixes: Vec<Counted>,
+    pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Counted {
+    pub name: String,
+    pub count: u64,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Hooks {
+    /// `core.hooksPath` when set, else null (the repository's own hooks directory).
+    pub hooks_path: Option<String>,
+    /// Installed hooks (sample files excluded). Listed only, never run.
+    pub names: Vec<String>,
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    pub max_tokens: u64,
+    /// Size of this whole result in tokens (characters / 4).
+    pub approx_tokens: u64,
+    /// Sections shortened to fit, in the order they were cut.
+    pub trimmed: Vec<&'static str>,
+}
+
+impl Tool for Brief {
+    type Input = BriefInput;
+    type Output = Local<BriefData>;
+
+    const NAME: &'static str = "repo.brief";
+    const TITLE: &'static str = "Repository brief";
+    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened.";
+    const TOOLSET: Toolset = Toolset::Git;
+    const ANNOTATIONS: Annotations = Annotations::READ;
+
+    async fn call(ctx: CallCtx, input: BriefInput) -> Result<Self::Output, ToolError> {
+        let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
+        let git = Git::new(&repo, &ctx.cancel).with_timeout(std::time::Duration::from_secs(30));
+        let data = gather(&git, &repo, input.recent_commits.usize()).await?;
+        Ok(budget::fit(
+            Local::new::<Self>(&repo, data),
+            input.max_tokens.get(),
+        ))
+    }
+}
+
+/// What the concurrent git calls and disk reads found, before budgeting.
+/// What the concurrent git calls and disk reads found, before budgeting.
+async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, ToolError> {
+    let worktree = repo.worktree.as_deref();
+    let git_dir = repo.git_dir.clone();
+    let operation = async {
+        crate::safe_file::off_thread(git.cancel(), move || {
+            in_progress(&git_dir).map(Operation::from)
+        })
+        .await
+        .map_err(ToolError::from)
+    };
+    let (state, commits, sources, modules, operation) = tokio::try_join!(
+        status::read(git, worktree),
+        recent_log(git, recent.max(conventions::STYLE_SAMPLE)),
+        conventions::read(git, worktree),
+        status::submodule_paths(git, worktree),
+        operation,
+    )?;
+    let status::State {
+        mut head,
+        working_tree,
+        stashes,
+        mut submodules,
+    } = state;
+    if let Some(Operation {
+        kind: "rebase",
+        branch: Some(branch),
+        ..
+    }) = &operation
+    {
+        head.branch = Some(branch.clone());
+        head.branch_bytes_b64 = None;
+        head.rebasing = true;
+    }
+    status::count_uninitialized(&mut submodules, worktree, &modules);
+
+    let commits = if head.unborn { Vec::new() } else { commits };
+    let recent_commits: Vec<RecentCommit> = commits
+        .iter()
+        .take(recent)
+        .map(|c| RecentCommit {
+            sha: c.oid.to_string(),
+            subject: c.subject.clone(),
+            author: c.author_name.clone(),
+            time: c.author_time,
+        })
+        .collect();
+    let mut data = BriefData {
+        bare: repo.bare,
+        linked_worktree: repo.git_dir != repo.common_dir,
+        object_format: match repo.object_format {
+            ObjectFormat::Sha1 => "sha1",
+            ObjectFormat::Sha256 => "sha256",
+        },
+        head,
+        operation_in_progress: operation.as_ref().map(|op| op.kind),
+        operation_details: operation,
+        working_tree,
+        stashes,
+        submodules: (submodules.total
+            + submodules.drifted
+            + submodules.modified
+            + submodules.untracked
+            + submodules.conflicts
+            > 0)
+        .then_some(submodules),
+        recent_commits_truncated: commits.len() > recent_commits.len(),
+        recent_commits,
+        conventions: Some(conventions::build(sources, &commits, repo)),
+        hints: Vec::new(),
+        budget: Budget {
+            max_tokens: 0,
+            approx_tokens: 0,
+            trimmed: Vec::new(),
+        },
+    };
+    data.hints = hints::hints(&data);
+    Ok(data)
+}
+
+async fn recent_log(git: &Git<'_>, n: usize) -> Result<Vec<Commit>, ToolError> {
+    // An unborn branch has no log; anything else shows up in `status` as well.
+    let log = LogQuery::new(Start::Head, n as u64).read(git, n).await?;
+    Ok(log.map(|l| l.commits).unwrap_or_default())
+}
+
+impl From<InProgress> for Operation {
+    fn from(op: InProgress) -> Self {
+        Operation {
+            kind: op.kind,
+            branch: op.branch,
+            onto: op.onto,
+            step: op.step,
+            total: op.total,
+            incoming: op.incoming,
+            sequencer_only: op.sequencer_only,
+        }
+    }
+}
+
+/// A brief of a clean repository on `main` with `commits` recent commits, for the
+/// helpers' tests.
+#[cfg(test)]
+fn sample(commits: usize) -> BriefData {
+    BriefData {
+        bare: false,
+        linked_worktree: false,
+        object_format: "sha1",
+        head: Head {
+            branch: Some("main".into()),
+            branch_bytes_b64: None,
+            detached: false,
+            unborn: false,
+            sha: Some("a".repeat(40)),
+            short_sha: Some("a".repeat(7)),
+            upstream: None,
+            upstream_bytes_b64: None,
+            ahead: None,
+            behind: None,
+            rebasing: false,
+        },
+        operation_in_progress: None,
+        operation_details: None,
+        working_tree: Some(WorkingTree {
+            clean: true,
+            changed: 0,
+            staged: 0,
+            unstaged: 0,
+            untracked: 0,
+            conflicted: 0,
+            renamed: 0,
+            top_paths: Vec::new(),
+            top_paths_truncated: false,
+        }),
+        stashes: 0,
+        submodules: None,
+        recent_commits: (0..commits)
+            .map(|i| RecentCommit {
+                sha: format!("{i:040}"),
+                subject: format!("feat: change number {i} with a fairly long subject line"),
+                author: "A U Thor".into(),
+                time: 1_700_000_000 + i as i64,
+            })
+            .collect(),
+        recent_commits_truncated: false,
+        conventions: None,
+        hints: Vec::new(),
+        budget: Budget {
+            max_tokens: 0,
+            approx_tokens: 0,
+            trimmed: Vec::new(),
+        },
+    }
+}
