@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::{Git, Oid, repo};
+use crate::git::{Git, Oid, log, repo};
 use crate::model::PathText;
 use crate::parse::cat_file_batch::{Answer, Object};
 use crate::parse::ls_files_unmerged::{GITLINK, Unmerged};
@@ -140,7 +140,7 @@ impl Tool for Read {
         let operation = operation.unwrap_or("unknown");
         let head = git.head().await?;
         let wanted: Vec<&Oid> = head.iter().chain(theirs_oid.iter()).collect();
-        let subjects = git.subjects(&wanted).await?;
+        let subjects = log::subjects(&git, &wanted).await?;
         let commit_ref = |oid: &Oid| CommitRef {
             sha: oid.to_string(),
             subject: subjects.get(oid).cloned(),

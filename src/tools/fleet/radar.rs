@@ -22,7 +22,7 @@ use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::merge::{MergeQuery, Scratch};
 use crate::git::status::StatusQuery;
-use crate::git::{Git, GitError, Repo, repo};
+use crate::git::{Git, GitError, Repo, log, repo};
 use crate::process::CancellationToken;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
@@ -275,7 +275,7 @@ async fn look(
         .map_err(|e| ToolError::from(e).message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
     let query = StatusQuery::with_branch();
-    let (status, last) = tokio::join!(query.read(&git, 0), git.head_commit_time());
+    let (status, last) = tokio::join!(query.read(&git, 0), log::head_time(&git));
     let status = status.map_err(message)?;
     entry.last_commit_timestamp = last.ok().flatten().map(|s| s * 1000);
     let b = status.branch;

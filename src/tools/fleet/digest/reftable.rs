@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use super::moves::{Raw, Window};
 use super::{MAX_BRANCH_LOGS, MAX_WALK_ENTRIES};
 use crate::error::ToolError;
-use crate::git::{Git, GitError, Oid, repo};
+use crate::git::{Git, GitError, Oid, reflog, repo};
 use crate::parse::reflog_walk;
 use crate::tools::CallCtx;
 use crate::tools::fleet::reason;
@@ -20,8 +20,7 @@ pub(super) async fn scan_with_git(
         .await
         .map_err(reason)?;
     let git = Git::new(&repo, &ctx.cancel).with_timeout(crate::process::DEFAULT_TIMEOUT * 3);
-    let mut refs: Vec<String> = git
-        .reflog_refs()
+    let mut refs: Vec<String> = reflog::listed(&git)
         .await
         .map_err(|e| ToolError::from(e).message)?
         .into_iter()
@@ -35,8 +34,7 @@ pub(super) async fn scan_with_git(
     if refs.is_empty() {
         return Ok((Vec::new(), 0, false));
     }
-    let walk = git
-        .walk_reflogs(&refs, MAX_WALK_ENTRIES)
+    let walk = reflog::walk_all(&git, &refs, MAX_WALK_ENTRIES)
         .await
         .map_err(|e| match e {
             GitError::Parse(e) => format!("reflog: {e}"),

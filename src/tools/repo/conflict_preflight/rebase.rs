@@ -4,7 +4,7 @@
 use super::{ConflictCommit, PreflightData, RebaseReport, Sides, fill, merge};
 use crate::error::ToolError;
 use crate::git::merge::Scratch;
-use crate::git::{Git, ObjectFormat, Oid, Repo};
+use crate::git::{Git, ObjectFormat, Oid, Repo, log};
 
 /// Commits a rebase prediction replays at most.
 const MAX_REBASE_COMMITS: usize = 100;
@@ -16,9 +16,7 @@ pub(super) async fn rebase(
     sides: Sides<'_>,
     data: &mut PreflightData,
 ) -> Result<(), ToolError> {
-    let log = git
-        .rebase_picks(sides.target, sides.current, MAX_REBASE_COMMITS)
-        .await?;
+    let log = log::rebase_picks(git, sides.target, sides.current, MAX_REBASE_COMMITS).await?;
     let empty = empty_tree(repo.object_format);
     let mut onto = sides.target.clone();
     let mut report = RebaseReport {
