@@ -4,27 +4,25 @@
 use super::{Git, GitError, Oid};
 use crate::parse::cat_file_batch::{Answer, Batch};
 
-impl Git<'_> {
-    /// The first `keep` bytes of each object in `oids` (in that order), `budget` bytes
-    /// across all of them. No process runs for an empty list.
-    pub async fn objects(
-        &self,
-        oids: &[&Oid],
-        keep: usize,
-        budget: usize,
-    ) -> Result<Vec<Answer>, GitError> {
-        if oids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let stdin: Vec<u8> = oids
-            .iter()
-            .flat_map(|o| format!("{o}\n").into_bytes())
-            .collect();
-        let done = self
-            .cmd(["cat-file", "--batch"])
-            .stdin(stdin)
-            .stream(Batch::new(keep, budget))
-            .await?;
-        Ok(done.sink.finish(true)?)
+/// The first `keep` bytes of each object in `oids` (in that order), `budget` bytes
+/// across all of them. No process runs for an empty list.
+pub async fn objects(
+    git: &Git<'_>,
+    oids: &[&Oid],
+    keep: usize,
+    budget: usize,
+) -> Result<Vec<Answer>, GitError> {
+    if oids.is_empty() {
+        return Ok(Vec::new());
     }
+    let stdin: Vec<u8> = oids
+        .iter()
+        .flat_map(|o| format!("{o}\n").into_bytes())
+        .collect();
+    let done = git
+        .cmd(["cat-file", "--batch"])
+        .stdin(stdin)
+        .stream(Batch::new(keep, budget))
+        .await?;
+    Ok(done.sink.finish(true)?)
 }

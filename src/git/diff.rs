@@ -120,16 +120,14 @@ impl DiffQuery<'_> {
     }
 }
 
-impl Git<'_> {
-    /// Whether the index differs from HEAD, compared without looking at the working tree
-    /// (so nothing is refreshed) and without printing content.
-    pub async fn index_differs_from_head(&self) -> Result<bool, GitError> {
-        let out = self
-            .cmd(["diff-index", "--cached", "--quiet", "HEAD", "--"])
-            .capture_allowing(4096, &[0, 1])
-            .await?;
-        Ok(out.code == Some(1))
-    }
+/// Whether the index differs from HEAD, compared without looking at the working tree
+/// (so nothing is refreshed) and without printing content.
+pub async fn index_differs_from_head(git: &Git<'_>) -> Result<bool, GitError> {
+    let out = git
+        .cmd(["diff-index", "--cached", "--quiet", "HEAD", "--"])
+        .capture_allowing(4096, &[0, 1])
+        .await?;
+    Ok(out.code == Some(1))
 }
 
 #[cfg(test)]

@@ -7,23 +7,21 @@ use super::{Git, GitError};
 use crate::parse::Records;
 use crate::parse::submodule::Gitmodules;
 
-impl Git<'_> {
-    /// The `submodule.*` entries of `file`, at most `max` kept; `None` when the file has
-    /// no submodule section or git cannot parse it.
-    pub async fn gitmodules(
-        &self,
-        file: &Path,
-        max: usize,
-    ) -> Result<Option<Gitmodules>, GitError> {
-        let done = self
-            .cmd(["config", "-z", "--file"])
-            .arg(file.as_os_str())
-            .args(["--get-regexp", r"^submodule\."])
-            .stream_allowing(Records::new(Gitmodules::new(max)), &[0, 1])
-            .await?;
-        if done.code != Some(0) {
-            return Ok(None);
-        }
-        Ok(done.sink.finish(true).ok())
+/// The `submodule.*` entries of `file`, at most `max` kept; `None` when the file has
+/// no submodule section or git cannot parse it.
+pub async fn declared(
+    git: &Git<'_>,
+    file: &Path,
+    max: usize,
+) -> Result<Option<Gitmodules>, GitError> {
+    let done = git
+        .cmd(["config", "-z", "--file"])
+        .arg(file.as_os_str())
+        .args(["--get-regexp", r"^submodule\."])
+        .stream_allowing(Records::new(Gitmodules::new(max)), &[0, 1])
+        .await?;
+    if done.code != Some(0) {
+        return Ok(None);
     }
+    Ok(done.sink.finish(true).ok())
 }

@@ -5,21 +5,21 @@
 //! nowhere else; the process door (`crate::process`) is the only thing that spawns.
 
 pub mod args;
-mod cat_file;
+pub mod cat_file;
 pub mod diff;
 pub mod diff_tree;
 mod drivers;
 pub mod error;
 pub mod gitconfig;
 mod gitlinks;
-mod gitmodules;
+pub mod gitmodules;
 pub mod head;
 pub mod head_tree;
 pub mod index_copy;
 pub mod log;
-mod ls_files;
+pub mod ls_files;
 pub mod merge;
-mod merge_base;
+pub mod merge_base;
 pub mod operation;
 pub mod reach;
 pub mod reachable;
@@ -30,7 +30,7 @@ pub mod repo;
 pub mod stash;
 pub mod status;
 mod trust;
-mod worktree;
+pub mod worktree;
 pub mod write;
 
 use std::ffi::OsString;

@@ -5,13 +5,11 @@ use super::{Git, GitError};
 use crate::parse::Records;
 use crate::parse::worktree::Worktrees;
 
-impl Git<'_> {
-    /// Every worktree, main first, at most `max` kept; the total counts them all.
-    pub async fn worktrees(&self, max: usize) -> Result<Worktrees, GitError> {
-        let done = self
-            .cmd(["worktree", "list", "--porcelain", "-z"])
-            .stream(Records::new(Worktrees::new(max)))
-            .await?;
-        Ok(done.sink.finish(true)?)
-    }
+/// Every worktree, main first, at most `max` kept; the total counts them all.
+pub async fn list(git: &Git<'_>, max: usize) -> Result<Worktrees, GitError> {
+    let done = git
+        .cmd(["worktree", "list", "--porcelain", "-z"])
+        .stream(Records::new(Worktrees::new(max)))
+        .await?;
+    Ok(done.sink.finish(true)?)
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::{Git, Oid, log, repo};
+use crate::git::{Git, Oid, cat_file, diff, log, ls_files, repo};
 use crate::model::PathText;
 use crate::parse::cat_file_batch::{Answer, Object};
 use crate::parse::ls_files_unmerged::{GITLINK, Unmerged};
@@ -132,7 +132,7 @@ impl Tool for Read {
             }
         })
         .await?;
-        let stages = git.unmerged(input.max_files.usize()).await?;
+        let stages = ls_files::unmerged(&git, input.max_files.usize()).await?;
         if stages.unmerged_total == 0 {
             let data = nothing_unmerged(&git, operation).await?;
             return Ok(Local::new::<Self>(&repo, data));
@@ -202,7 +202,7 @@ async fn nothing_unmerged(
     operation: Option<&'static str>,
 ) -> Result<ReadData, ToolError> {
     let hint = match operation {
-        Some("am") if !git.index_differs_from_head().await? => AM_STOPPED_CLEAN.to_owned(),
+        Some("am") if !diff::index_differs_from_head(git).await? => AM_STOPPED_CLEAN.to_owned(),
         Some(op) => format!(
             "A {op} is in progress but no path is unmerged: every conflict is resolved. Review and continue it (git {op} --continue) or abort it."
         ),
@@ -236,9 +236,13 @@ async fn contents(
         .collect();
     wanted.sort_unstable();
     wanted.dedup();
-    let answers = git
-        .objects(&wanted, per_side.max(sides::BINARY_SNIFF), CONTENT_BUDGET)
-        .await?;
+    let answers = cat_file::objects(
+        git,
+        &wanted,
+        per_side.max(sides::BINARY_SNIFF),
+        CONTENT_BUDGET,
+    )
+    .await?;
     Ok(answers
         .into_iter()
         .filter_map(|a| match a {

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::merge::{MergeQuery, Merged, Scratch};
-use crate::git::{Git, Oid, Repo, Rev, repo};
+use crate::git::{Git, Oid, Repo, Rev, merge_base, repo};
 use crate::model::PathText;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
@@ -147,11 +147,12 @@ impl Tool for Preflight {
             git.resolve_commit("currentRef", &current)
         );
         let (target_oid, current_oid) = (target_oid?, current_oid?);
-        let base = git.merge_base(&current_oid, &target_oid).await?;
+        let base = merge_base::of(&git, &current_oid, &target_oid).await?;
         // git rebase calls a branch up to date only when its own history since the
         // target is linear; past a merge of the target it still replays the branch.
         let up_to_date = base.as_ref() == Some(&target_oid)
-            && (input.mode == Mode::Merge || git.linear_since(&target_oid, &current_oid).await?);
+            && (input.mode == Mode::Merge
+                || merge_base::linear_since(&git, &target_oid, &current_oid).await?);
         let mut data = PreflightData {
             mode: input.mode,
             current_ref: current_text,

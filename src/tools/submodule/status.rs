@@ -21,7 +21,7 @@ mod url;
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::status::{IgnoreSubmodules, StatusQuery};
-use crate::git::{Git, Oid, Repo, RepoRelPath, repo};
+use crate::git::{Git, Oid, Repo, RepoRelPath, gitmodules, ls_files, repo};
 use crate::model::{PathText, opt_name_text};
 use crate::parse::ls_files_unmerged::GITLINK;
 use crate::parse::submodule::Gitmodules;
@@ -175,7 +175,10 @@ async fn list(
 ) -> Result<Vec<(Submodule, Option<Arc<Repo>>)>, ToolError> {
     let worktree = parent.require_worktree()?.to_path_buf();
     let git = Git::new(parent, &ctx.cancel);
-    let (declared, index) = tokio::join!(gitmodules(&git, &worktree), git.gitlinks(MAX_SUBMODULES));
+    let (declared, index) = tokio::join!(
+        gitmodules(&git, &worktree),
+        ls_files::gitlinks(&git, MAX_SUBMODULES)
+    );
     let (declared, index) = (declared?, index?);
 
     let mut entries: Vec<(Vec<u8>, Option<Oid>)> = index
@@ -265,7 +268,7 @@ async fn gitmodules(git: &Git<'_>, worktree: &Path) -> Result<Option<Gitmodules>
         _ => return Ok(None),
     }
     // No submodule section or a file git cannot parse: nothing is declared.
-    Ok(git.gitmodules(&file, MAX_SUBMODULES * 4).await?)
+    Ok(gitmodules::declared(git, &file, MAX_SUBMODULES * 4).await?)
 }
 
 enum Inspection {

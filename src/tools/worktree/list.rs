@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::{Git, Oid, repo};
+use crate::git::{Git, Oid, repo, worktree};
 use crate::model::{PathText, opt_name_text};
 use crate::tools::{Annotations, CallCtx, Local, Tool};
 
@@ -79,7 +79,7 @@ impl Tool for WorktreeList {
     async fn call(ctx: CallCtx, input: ListInput) -> Result<Self::Output, ToolError> {
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel);
-        let parsed = git.worktrees(MAX_WORKTREES).await?;
+        let parsed = worktree::list(&git, MAX_WORKTREES).await?;
         let current = std::fs::canonicalize(&repo.path).unwrap_or_else(|_| repo.path.clone());
         let worktrees: Vec<WorktreeEntry> = parsed
             .worktrees

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::files::Scan;
 use super::moves::{Known, Raw, classify};
 use super::{MAX_ANCESTRY_CHECKS, PARALLEL_CHECKS};
-use crate::git::{Git, Oid, Repo, repo};
+use crate::git::{Git, Oid, Repo, merge_base, repo};
 use crate::tools::CallCtx;
 use crate::tools::fleet::bounded;
 
@@ -67,7 +67,7 @@ pub(super) async fn rewrites(
             let repo = repo?;
             let git = Git::new(&repo, &cancel);
             // An ancestor of the new tip was kept; anything else was dropped.
-            let kept = git.is_ancestor(&old, &new).await.ok()??;
+            let kept = merge_base::is_ancestor(&git, &old, &new).await.ok()??;
             Some(!kept)
         }
     })
