@@ -23,7 +23,12 @@ pub enum Storage {
 
 impl Storage {
     pub fn of(repo: &Repo) -> Storage {
-        if repo.common_dir.join("reftable").is_dir() {
+        Storage::at(&repo.common_dir)
+    }
+
+    /// The storage of the repository whose common directory is `common_dir`.
+    pub fn at(common_dir: &Path) -> Storage {
+        if common_dir.join("reftable").is_dir() {
             Storage::Reftable
         } else {
             Storage::Files

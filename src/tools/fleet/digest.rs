@@ -313,3 +313,53 @@ fn registered(config: &Config) -> (Vec<String>, bool) {
     paths.truncate(MAX_REPOS);
     (paths, more)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(ref_name: &str, ref_rank: usize, seq: usize, time: i64) -> Raw {
+        Raw {
+            ref_name: ref_name.into(),
+            ref_rank,
+            seq,
+            old: None,
+            new: None,
+            time,
+            tz: "+0000".into(),
+            name: Vec::new(),
+            email: Vec::new(),
+            message: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn newest_first_then_repository_order_then_head_before_branches() {
+        let scan = |events| Scan {
+            events,
+            ..Scan::default()
+        };
+        let mut scans = vec![
+            scan(vec![
+                raw("refs/heads/a", 1, 0, 20),
+                raw("HEAD", 0, 0, 20),
+                raw("HEAD", 0, 1, 5),
+            ]),
+            scan(vec![raw("HEAD", 0, 0, 30), raw("HEAD", 0, 1, 20)]),
+        ];
+        let chosen: Vec<(usize, String, i64)> = newest(&mut scans, 4)
+            .into_iter()
+            .map(|(r, raw)| (r, raw.ref_name, raw.time))
+            .collect();
+        assert_eq!(
+            chosen,
+            [
+                (1, "HEAD".into(), 30),
+                (0, "HEAD".into(), 20),
+                (0, "refs/heads/a".into(), 20),
+                (1, "HEAD".into(), 20),
+            ]
+        );
+        assert!(scans.iter().all(|s| s.events.is_empty()));
+    }
+}

@@ -7,6 +7,8 @@ use super::back_lines::BackLines;
 use super::moves::{Raw, Window};
 use super::{BYTES_PER_REPO, MAX_BRANCH_LOGS};
 use crate::config::Config;
+use crate::git::layout::{self, Layout};
+use crate::git::reflog::Storage;
 use crate::git::repo;
 use crate::parse::{ParseError, reflog_file};
 use crate::tools::fleet::reason;
@@ -33,73 +35,13 @@ impl Scan {
     }
 }
 
-/// Where a repository's files are.
-#[derive(Debug, Clone)]
-pub(super) struct Layout {
-    pub(super) top: PathBuf,
-    pub(super) git_dir: PathBuf,
-    pub(super) common_dir: PathBuf,
-}
-
-/// Finds the repository containing `dir` the way git does (a `.git` directory or
-/// `gitdir:` file in it or a parent, or a git directory itself), without running git.
-fn locate(dir: &Path) -> Option<Layout> {
-    let mut at = Some(dir);
-    while let Some(d) = at {
-        let dotgit = d.join(".git");
-        if let Ok(meta) = std::fs::metadata(&dotgit) {
-            let git_dir = if meta.is_dir() {
-                std::fs::canonicalize(&dotgit).ok()?
-            } else {
-                let text = crate::safe_file::read(&dotgit, 4096).ok()?;
-                let text = String::from_utf8(text).ok()?;
-                let target = text.trim_end().strip_prefix("gitdir: ")?;
-                std::fs::canonicalize(d.join(target)).ok()?
-            };
-            if is_git_dir(&git_dir) {
-                return Some(layout(d.to_path_buf(), git_dir));
-            }
-        }
-        if is_git_dir(d) {
-            // Inside the `.git` of a working tree the repository is that working tree.
-            return Some(match (d.file_name(), d.parent()) {
-                (Some(name), Some(parent)) if name == ".git" => {
-                    layout(parent.to_path_buf(), d.to_path_buf())
-                }
-                _ => layout(d.to_path_buf(), d.to_path_buf()),
-            });
-        }
-        at = d.parent();
-    }
-    None
-}
-
-fn is_git_dir(dir: &Path) -> bool {
-    dir.join("HEAD").is_file()
-        && (dir.join("objects").is_dir() || dir.join("commondir").is_file())
-        && (dir.join("refs").exists() || dir.join("commondir").is_file())
-}
-
-fn layout(top: PathBuf, git_dir: PathBuf) -> Layout {
-    let common_dir = crate::safe_file::read_in(&git_dir, "commondir", 4096)
-        .ok()
-        .and_then(|rel| String::from_utf8(rel).ok())
-        .and_then(|rel| std::fs::canonicalize(git_dir.join(rel.trim_end())).ok())
-        .unwrap_or_else(|| git_dir.clone());
-    Layout {
-        top,
-        git_dir,
-        common_dir,
-    }
-}
-
 /// Reads one repository's reflog files (or notes that it needs git).
 pub(super) fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     let canonical = match repo::canonical_dir(config, "repoPaths", path) {
         Ok(c) => c,
         Err(err) => return Scan::failed(path, reason(err)),
     };
-    let Some(layout) = locate(&canonical) else {
+    let Some(layout) = layout::locate(&canonical) else {
         return Scan::failed(
             &canonical.to_string_lossy(),
             "is not inside a git repository".into(),
@@ -116,7 +58,7 @@ pub(super) fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     }
     let mut scan = Scan {
         display,
-        reftable: layout.common_dir.join("reftable").is_dir(),
+        reftable: Storage::at(&layout.common_dir) == Storage::Reftable,
         layout: Some(layout.clone()),
         ..Scan::default()
     };
