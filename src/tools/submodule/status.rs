@@ -16,18 +16,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
-mod url;
-
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::status::{IgnoreSubmodules, StatusQuery};
-use crate::git::{Git, Oid, Repo, RepoRelPath, gitmodules, ls_files, repo};
+use crate::git::{Git, Oid, Repo, RepoRelPath, gitmodules, ls_files, remote, repo};
 use crate::model::{PathText, opt_name_text};
 use crate::parse::ls_files_unmerged::GITLINK;
 use crate::parse::submodule::Gitmodules;
 use crate::process::CancellationToken;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
-use url::redact_url;
 
 /// Submodules reported at most.
 const MAX_SUBMODULES: usize = 200;
@@ -247,7 +244,9 @@ async fn list(
                 relative_path: relative,
                 name,
                 name_bytes_b64,
-                url: decl.and_then(|d| d.url.as_deref()).map(redact_url),
+                url: decl
+                    .and_then(|d| d.url.as_deref())
+                    .map(|u| remote::redact_url(u).0),
                 recorded_oid: recorded.map(|o| o.to_string()),
                 checked_out_oid: checked_out.map(|o| o.to_string()),
                 state,
