@@ -30,7 +30,7 @@ use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
 use files::{Scan, scan_files};
 pub use moment::Moment;
-pub use moves::{Action, Event, Identity, RefScope};
+pub use moves::{Action, Event, RefScope};
 use moves::{Raw, Window};
 use reftable::scan_with_git;
 use rewrites::rewrites;

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::git::Oid;
+use crate::model::Identity;
 
 /// Messages longer than this are cut (at a character boundary) and end with `…`.
 const MESSAGE_CAP: usize = 1024;
@@ -58,12 +59,6 @@ pub struct Event {
     /// The move dropped the previous tip: it is not an ancestor of the new one (reset,
     /// amend, rebase, forced moves). A checkout only moves HEAD and never counts.
     pub rewrote: bool,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Identity {
-    pub name: String,
-    pub email: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
