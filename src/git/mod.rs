@@ -1,8 +1,11 @@
 //! Typed git invocations for one repository.
 //!
 //! [`Git`] puts the read-only safety options in front of every command and turns a
-//! non-zero exit into a [`GitError`] carrying git's message. Tools build argv here and
-//! nowhere else; the process door (`crate::process`) is the only thing that spawns.
+//! non-zero exit into a [`GitError`] carrying git's message. Each git fact has one query
+//! module here that builds its argv beside the parser it feeds and returns typed values
+//! (`status`, `refs`, `head`, `log`, `reflog`, `stash`, `remote`, `diff_tree`, …); tools
+//! compose these queries and never build argv. The process door (`crate::process`) is
+//! the only thing that spawns.
 
 pub mod args;
 pub mod cat_file;
