@@ -5,10 +5,10 @@ use super::{Git, GitError, Oid};
 use crate::parse::Records;
 use crate::parse::diff_tree::{NameStatus, Numstat};
 
-/// Flags on every diff-tree run: recursive, `-z`, renames, and no external diff,
-/// textconv or colour, whatever the repository configures.
+/// Flags on every diff-tree run; the format, renames (`-M`) and
+/// [`super::diff::SAFE_DIFF`] (no external diff, textconv or colour, whatever the
+/// repository configures) follow.
 const DIFF_TREE: [&str; 4] = ["diff-tree", "-r", "-z", "--no-commit-id"];
-const SAFE: [&str; 4] = ["-M", "--no-ext-diff", "--no-textconv", "--no-color"];
 
 /// What a commit's files are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +43,8 @@ pub struct CommitChanges {
 fn argv(format: &str, sides: &[String]) -> Vec<String> {
     DIFF_TREE
         .iter()
-        .chain(std::iter::once(&format))
-        .chain(SAFE.iter())
+        .chain([&format, &"-M"])
+        .chain(super::diff::SAFE_DIFF.iter())
         .map(|s| (*s).to_owned())
         .chain(sides.iter().cloned())
         .collect()

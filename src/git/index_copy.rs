@@ -74,6 +74,12 @@ fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
         ));
     }
     out.flush().map_err(failed)?;
+    // git trusts a cached stat only for entries older than the index file itself (racy
+    // git); a copy stamped now would make a file changed within the index's last tick
+    // look unchanged.
+    if let Ok(modified) = meta.modified() {
+        out.set_modified(modified).map_err(failed)?;
+    }
     Ok(IndexCopy { _dir: dir, path })
 }
 

@@ -1,6 +1,8 @@
-//! Commit walks: `git log` pages, one commit's message, author counts over a window, and
-//! ahead/behind between two commits.
+//! Commit walks: `git log` pages, one commit's message, author counts over a window,
+//! ahead/behind between two commits, the commits a rebase would pick, subjects by id and
+//! the time of the last commit.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 
 use super::{Git, GitError, Oid, RepoRelPath};
@@ -149,6 +151,69 @@ pub async fn left_right(git: &Git<'_>, a: &Oid, b: &Oid) -> Result<(u64, u64), G
         .split_whitespace()
         .map(|n| n.parse::<u64>().unwrap_or(0));
     Ok((it.next().unwrap_or(0), it.next().unwrap_or(0)))
+}
+
+/// The commits `git rebase <upstream>` would pick from `branch`: its non-merge commits not
+/// already in `upstream` (compared by patch id), in the sequencer's order (graph order,
+/// oldest first); at most `max` kept, every one counted in `seen`.
+pub async fn rebase_picks(
+    git: &Git<'_>,
+    upstream: &Oid,
+    branch: &Oid,
+    max: usize,
+) -> Result<Log, GitError> {
+    let range = format!("{upstream}...{branch}");
+    let done = git
+        .cmd([
+            "log",
+            "-z",
+            "--reverse",
+            "--topo-order",
+            "--no-merges",
+            "--right-only",
+            "--cherry-pick",
+            &log::format(),
+            &range,
+        ])
+        .stream(Records::new(Log::new(max)))
+        .await?;
+    Ok(done.sink.finish(true)?)
+}
+
+/// Each commit's subject, by id; no process runs for an empty list.
+pub async fn subjects(git: &Git<'_>, oids: &[&Oid]) -> Result<HashMap<Oid, String>, GitError> {
+    if oids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let done = git
+        .cmd(["log", "-z", "--no-walk=unsorted", &log::format()])
+        .args(oids.iter().map(|o| o.as_str()))
+        .stream(Records::new(Log::new(oids.len())))
+        .await?;
+    let log = done.sink.finish(true)?;
+    Ok(log
+        .commits
+        .into_iter()
+        .map(|c| (c.oid, c.subject))
+        .collect())
+}
+
+/// HEAD's committer time in Unix seconds; `None` on an unborn branch.
+pub async fn head_time(git: &Git<'_>) -> Result<Option<i64>, GitError> {
+    // An unborn branch has no commit: exit 128, no output.
+    let last = git
+        .cmd(["log", "-1", "--format=%ct"])
+        .capture_allowing(64, &[0, 128])
+        .await?;
+    Ok(last
+        .success()
+        .then(|| {
+            String::from_utf8_lossy(&last.sink.bytes)
+                .trim()
+                .parse()
+                .ok()
+        })
+        .flatten())
 }
 
 #[cfg(test)]

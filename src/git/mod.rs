@@ -8,16 +8,22 @@
 //! the only thing that spawns.
 
 pub mod args;
+pub mod cat_file;
+pub mod diff;
 pub mod diff_tree;
 mod drivers;
 pub mod error;
 pub mod gitconfig;
 mod gitlinks;
+pub mod gitmodules;
 pub mod head;
 pub mod head_tree;
 pub mod index_copy;
+pub mod layout;
 pub mod log;
+pub mod ls_files;
 pub mod merge;
+pub mod merge_base;
 pub mod operation;
 pub mod reach;
 pub mod reachable;

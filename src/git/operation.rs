@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use super::Oid;
+
 /// Marker files hold a ref name, an object id or a number.
 const MARKER_CAP: u64 = 4096;
 
@@ -58,6 +60,15 @@ impl InProgress {
             "revert" => Some("REVERT_HEAD"),
             _ => None,
         }
+    }
+
+    /// The commit being applied, from the first line of [`InProgress::head_file`] (an
+    /// octopus merge lists several; the first is taken).
+    pub fn applying(&self, git_dir: &Path) -> Option<Oid> {
+        let bytes =
+            crate::safe_file::read_prefix_in(git_dir, self.head_file()?, MARKER_CAP).ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        Oid::parse(text.lines().next()?.split_whitespace().next()?)
     }
 }
 
@@ -179,6 +190,21 @@ mod tests {
         let op = in_progress(g).unwrap();
         assert_eq!((op.kind, op.step, op.total), ("am", Some(2), Some(5)));
         assert_eq!(op.head_file(), None);
+    }
+
+    #[test]
+    fn the_commit_being_applied_is_the_first_id_of_its_head_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path();
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        std::fs::write(g.join("MERGE_HEAD"), format!("{a}\n{b}\n")).unwrap();
+        let op = in_progress(g).unwrap();
+        assert_eq!(op.applying(g).map(|o| o.to_string()), Some(a));
+        std::fs::write(g.join("MERGE_HEAD"), "not-an-id\n").unwrap();
+        assert_eq!(in_progress(g).unwrap().applying(g), None);
+        std::fs::write(g.join("BISECT_LOG"), "x").unwrap();
+        std::fs::remove_file(g.join("MERGE_HEAD")).unwrap();
+        assert_eq!(in_progress(g).unwrap().applying(g), None);
     }
 
     #[test]

@@ -23,7 +23,12 @@ pub enum Storage {
 
 impl Storage {
     pub fn of(repo: &Repo) -> Storage {
-        if repo.common_dir.join("reftable").is_dir() {
+        Storage::at(&repo.common_dir)
+    }
+
+    /// The storage of the repository whose common directory is `common_dir`.
+    pub fn at(common_dir: &Path) -> Storage {
+        if common_dir.join("reftable").is_dir() {
             Storage::Reftable
         } else {
             Storage::Files
@@ -155,6 +160,36 @@ async fn walk(git: &Git<'_>, full: &str, limit: usize) -> Result<(Vec<Entry>, bo
     let mut entries = inferred(walk.entries);
     entries.truncate(limit);
     Ok((entries, more))
+}
+
+/// Largest `git reflog list` output read.
+const LIST_CAP: usize = 4 * 1024 * 1024;
+
+/// The refs that have a reflog, as `git reflog list` names them (any storage).
+pub async fn listed(git: &Git<'_>) -> Result<Vec<String>, GitError> {
+    let listed = git.cmd(["reflog", "list"]).capture(LIST_CAP).await?;
+    Ok(String::from_utf8_lossy(&listed.sink.bytes)
+        .lines()
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The entries of the reflogs of `refs` through `git log -g`, interleaved by time and
+/// newest first within each ref; git is stopped after `max` entries (`truncated` says so).
+pub async fn walk_all(git: &Git<'_>, refs: &[String], max: usize) -> Result<Walk, GitError> {
+    let walked = git
+        .cmd([
+            "log",
+            "-g",
+            "-z",
+            "--date=raw",
+            &reflog_walk::format(),
+            "--end-of-options",
+        ])
+        .args(refs.iter())
+        .stream(Records::new(Walk::new(max)))
+        .await?;
+    Ok(walked.sink.finish(!walked.stopped_early)?)
 }
 
 /// The full name of `name` (`main` → `refs/heads/main`), by git's own lookup order

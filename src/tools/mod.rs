@@ -12,8 +12,6 @@ pub mod diff;
 pub mod fleet;
 pub mod input;
 pub mod repo;
-pub mod semantic;
-pub mod semantic_data;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
@@ -176,18 +174,18 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<repo::branch_stack::BranchStack>(),
         ToolDef::of::<repo::history::History>(),
         ToolDef::of::<repo::reflog::Reflog>(),
-        ToolDef::of::<conflict::Preflight>(),
-        ToolDef::of::<conflict::Read>(),
+        ToolDef::of::<repo::conflict_preflight::Preflight>(),
+        ToolDef::of::<conflict::read::Read>(),
         ToolDef::of::<commit::details::Details>(),
-        ToolDef::of::<worktree::Changes>(),
-        ToolDef::of::<worktree::WorktreeList>(),
-        ToolDef::of::<submodule::Status>(),
-        ToolDef::of::<diff::DiffText>(),
-        ToolDef::of::<semantic::Semantic>(),
-        ToolDef::of::<semantic::Fallbacks>(),
-        ToolDef::of::<fleet::Radar>(),
-        ToolDef::of::<fleet::Digest>(),
-        ToolDef::of::<agents::Presence>(),
+        ToolDef::of::<worktree::changes::Changes>(),
+        ToolDef::of::<worktree::list::WorktreeList>(),
+        ToolDef::of::<submodule::status::Status>(),
+        ToolDef::of::<diff::text::DiffText>(),
+        ToolDef::of::<diff::semantic::Semantic>(),
+        ToolDef::of::<diff::semantic_fallbacks::Fallbacks>(),
+        ToolDef::of::<fleet::radar::Radar>(),
+        ToolDef::of::<fleet::digest::Digest>(),
+        ToolDef::of::<agents::presence::Presence>(),
         ToolDef::of::<specs::Explore>(),
         ToolDef::of::<specs::CreatePlan>(),
         ToolDef::of::<specs::CreateProposal>(),

@@ -9,22 +9,24 @@
 //! temporary object directory (the repository's own objects serve as an alternate) that
 //! is deleted afterwards: the repository is left exactly as it was. Nothing is fetched.
 
+mod entry;
+mod rank;
+
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::{Fleet, bounded, check_paths, reason};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
-use crate::git::merge::Scratch;
-use crate::git::{Git, Repo, repo};
-use crate::parse::Records;
-use crate::parse::merge_tree::MergeTree;
-use crate::parse::status_v2;
+use crate::git::merge::{MergeQuery, Scratch};
+use crate::git::status::StatusQuery;
+use crate::git::{Git, GitError, Repo, log, repo};
 use crate::process::CancellationToken;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
+pub use entry::{Attention, Entry, Network, RadarData, RepoStatus, Suggestion};
 
 /// Repositories inspected at once.
 const PARALLEL_REPOS: usize = 8;
@@ -68,140 +70,6 @@ pub struct RepoRef {
     pub repo_id: Option<String>,
     #[serde(default)]
     pub label: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RadarData {
-    /// One entry per inspected repository, in the order given.
-    pub entries: Vec<Entry>,
-    /// Repositories that need attention (everything but `clean`), most urgent first.
-    pub attention_stack: Vec<Attention>,
-    pub requested_count: u64,
-    pub scanned_count: u64,
-    /// Repositories that could not be inspected (`unknown`).
-    pub failed_count: u64,
-    pub dirty_count: u64,
-    pub conflict_count: u64,
-    pub potential_conflict_count: u64,
-    /// Repositories listed but not inspected because of `maxRepos`.
-    pub truncated_count: u64,
-    pub max_repos: u64,
-    pub elapsed_ms: u64,
-    pub network: Network,
-    pub guidance: &'static str,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Network {
-    pub fetch_performed: bool,
-    pub remote_state_source: &'static str,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RepoStatus {
-    Conflict,
-    PotentialConflict,
-    Divergent,
-    LocalChanges,
-    Behind,
-    Ahead,
-    NoUpstream,
-    #[default]
-    Unknown,
-    Clean,
-}
-
-impl RepoStatus {
-    pub fn priority(self) -> u8 {
-        match self {
-            RepoStatus::Conflict => 100,
-            RepoStatus::PotentialConflict => 95,
-            RepoStatus::Divergent => 90,
-            RepoStatus::LocalChanges => 80,
-            RepoStatus::Behind => 70,
-            RepoStatus::Ahead => 60,
-            RepoStatus::NoUpstream => 40,
-            RepoStatus::Unknown => 10,
-            RepoStatus::Clean => 0,
-        }
-    }
-}
-
-#[derive(Debug, Default, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Entry {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repo_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// The canonical top level, or the path as given when it could not be resolved.
-    pub repo_path: String,
-    pub status: RepoStatus,
-    /// conflict 100, potential_conflict 95, divergent 90, local_changes 80, behind 70,
-    /// ahead 60, no_upstream 40, unknown 10, clean 0.
-    pub priority: u8,
-    pub summary: String,
-    pub branch: Option<String>,
-    pub detached: bool,
-    pub head: Option<String>,
-    pub short_head: Option<String>,
-    pub dirty: bool,
-    /// Changed paths, untracked included.
-    pub changed_files: u64,
-    pub conflicted_files: u64,
-    pub has_upstream: bool,
-    pub upstream: Option<String>,
-    /// Null without an upstream, or when the upstream ref is gone.
-    pub ahead: Option<u64>,
-    pub behind: Option<u64>,
-    /// Paths are unmerged right now.
-    pub conflict_active: bool,
-    /// The in-progress operation the conflicts belong to.
-    pub conflict_operation: Option<&'static str>,
-    /// An operation in progress (`merge`, `rebase`, `cherry-pick`, `revert`, `am`,
-    /// `bisect`), conflicts or not.
-    pub operation: Option<&'static str>,
-    /// Merging the upstream would conflict (checked only when diverged).
-    pub potential_conflict_active: bool,
-    pub potential_conflict_count: u64,
-    pub potential_conflict_target: Option<String>,
-    pub potential_conflict_paths: Vec<String>,
-    /// Why the merge prediction was not made although the branch diverged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub potential_conflict_skipped: Option<&'static str>,
-    /// Filter drivers the repository defines that were not run (see `repo.status`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub disarmed_filters: Vec<String>,
-    /// Committer time of HEAD, epoch milliseconds.
-    pub last_commit_timestamp: Option<i64>,
-    pub elapsed_ms: u64,
-    pub error: Option<String>,
-    /// Tools to call next for this repository.
-    pub suggested_actions: Vec<Suggestion>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Suggestion {
-    pub tool: &'static str,
-    pub reason: &'static str,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Attention {
-    pub rank: u64,
-    pub repo_path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    pub status: RepoStatus,
-    pub priority: u8,
-    pub summary: String,
-    /// The first suggested tool.
-    pub next_tool: Option<&'static str>,
 }
 
 struct Item {
@@ -387,7 +255,7 @@ async fn inspect(ctx: CallCtx, item: Item) -> Entry {
             why
         });
     }
-    rank(&mut entry);
+    rank::rank(&mut entry);
     entry.elapsed_ms = started.elapsed().as_millis() as u64;
     entry
 }
@@ -406,25 +274,10 @@ async fn look(
     repo.require_worktree()
         .map_err(|e| ToolError::from(e).message)?;
     let git = Git::new(&repo, cancel).with_timeout(REPO_BUDGET);
-    let status = git
-        .cmd(["status", "--porcelain=v2", "-z", "--branch"])
-        .stream(Records::new(status_v2::Status::new(0)));
-    // An unborn branch has no commit: exit 128, no output.
-    let last = git
-        .cmd(["log", "-1", "--format=%ct"])
-        .capture_allowing(64, &[0, 128]);
-    let (status, last) = tokio::join!(status, last);
-    let status = status.map_err(|e| ToolError::from(e).message)?;
-    let status = status.sink.finish(true).map_err(|e| e.to_string())?;
-    if let Ok(last) = last
-        && last.success()
-    {
-        entry.last_commit_timestamp = String::from_utf8_lossy(&last.sink.bytes)
-            .trim()
-            .parse::<i64>()
-            .ok()
-            .map(|s| s * 1000);
-    }
+    let query = StatusQuery::with_branch();
+    let (status, last) = tokio::join!(query.read(&git, 0), log::head_time(&git));
+    let status = status.map_err(message)?;
+    entry.last_commit_timestamp = last.ok().flatten().map(|s| s * 1000);
     let b = status.branch;
     entry.detached = b.head.is_none();
     entry.branch = b.head.map(|h| String::from_utf8_lossy(&h).into_owned());
@@ -461,25 +314,18 @@ async fn look(
 /// Would merging the upstream conflict? merge-tree writes no file of the repository (it
 /// may freshen an existing object's modification time; see `crate::git::merge`).
 async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<(), String> {
-    let scratch = Scratch::new(repo).map_err(|e| ToolError::from(e).message)?;
-    let done = git
-        .merge_tree(
-            &scratch,
-            [
-                "--no-messages",
-                "-z",
-                "--end-of-options",
-                "HEAD",
-                "@{upstream}",
-            ],
-        )
-        .stream_allowing(Records::new(MergeTree::new(MAX_CONFLICT_PATHS)), &[0, 1])
-        .await
-        .map_err(|e| ToolError::from(e).message)?;
-    let merged = done
-        .sink
-        .finish(!done.stopped_early)
-        .map_err(|e| e.to_string())?;
+    let scratch = Scratch::new(repo).map_err(message)?;
+    let merged = MergeQuery {
+        base: None,
+        ours: "HEAD",
+        theirs: "@{upstream}",
+        messages: false,
+        max_paths: MAX_CONFLICT_PATHS,
+    }
+    .run(git, &scratch)
+    .await
+    .map_err(message)?
+    .tree;
     let conflicts = &merged.stages;
     entry.potential_conflict_target = entry.upstream.clone();
     entry.potential_conflict_count = conflicts.unmerged_total;
@@ -492,158 +338,10 @@ async fn predict_merge(git: &Git<'_>, repo: &Repo, entry: &mut Entry) -> Result<
     Ok(())
 }
 
-/// Status, priority, summary and suggestions from what was found.
-fn rank(e: &mut Entry) {
-    use RepoStatus::*;
-    let status = if e.error.is_some() {
-        Unknown
-    } else if e.conflict_active {
-        Conflict
-    } else if e.potential_conflict_active {
-        PotentialConflict
-    } else if matches!((e.ahead, e.behind), (Some(a), Some(b)) if a > 0 && b > 0) {
-        Divergent
-    } else if e.dirty || e.operation.is_some() {
-        LocalChanges
-    } else if e.behind.is_some_and(|b| b > 0) {
-        Behind
-    } else if e.ahead.is_some_and(|a| a > 0) {
-        Ahead
-    } else if e.ahead.is_none() {
-        NoUpstream
-    } else {
-        Clean
-    };
-    let upstream = e.upstream.clone().unwrap_or_default();
-    let (a, b) = (e.ahead.unwrap_or(0), e.behind.unwrap_or(0));
-    let plural = |n: u64, one: &str, many: &str| {
-        if n == 1 {
-            format!("1 {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
-    e.summary = match status {
-        Unknown => format!(
-            "cannot be inspected: {}",
-            e.error.as_deref().unwrap_or_default()
-        ),
-        Conflict => format!(
-            "{} during {}",
-            plural(e.conflicted_files, "conflicted path", "conflicted paths"),
-            e.conflict_operation.unwrap_or("merge")
-        ),
-        PotentialConflict => format!(
-            "diverged from {upstream} ({a} ahead, {b} behind); merging it would conflict in {}",
-            plural(e.potential_conflict_count, "path", "paths")
-        ),
-        Divergent => format!("diverged from {upstream} ({a} ahead, {b} behind)"),
-        LocalChanges => match (e.operation, e.changed_files) {
-            (Some(op), 0) => format!("{op} in progress"),
-            (Some(op), n) => format!(
-                "{op} in progress; {}",
-                plural(n, "changed file", "changed files")
-            ),
-            (None, n) => plural(n, "changed file", "changed files"),
-        },
-        Behind => format!("behind {upstream} by {}", plural(b, "commit", "commits")),
-        Ahead => format!("ahead of {upstream} by {}", plural(a, "commit", "commits")),
-        NoUpstream => match (&e.branch, &e.short_head, e.has_upstream) {
-            (Some(branch), _, true) => format!("upstream {upstream} of {branch} is gone"),
-            (Some(branch), _, false) => format!("{branch} has no upstream"),
-            (None, Some(head), _) => format!("detached HEAD at {head}"),
-            (None, None, _) => "no commits yet".to_owned(),
-        },
-        Clean => format!("clean and up to date with {upstream}"),
-    };
-    let s = |tool, reason| Suggestion { tool, reason };
-    e.suggested_actions = match status {
-        Unknown => vec![s(
-            "repo.status",
-            "retry on this repository alone to see the full error",
-        )],
-        Conflict => vec![
-            s(
-                "conflict.read",
-                "read the conflicted files with base, ours and theirs",
-            ),
-            s("repo.status", "see every path of the working tree"),
-        ],
-        PotentialConflict => vec![
-            s(
-                "repo.conflictPreflight",
-                "see which paths would conflict with the upstream",
-            ),
-            s("repo.branchStack", "compare the branch with its upstream"),
-        ],
-        Divergent => vec![
-            s("repo.branchStack", "compare the branch with its upstream"),
-            s(
-                "repo.conflictPreflight",
-                "check that merging or rebasing is clean",
-            ),
-        ],
-        LocalChanges => vec![
-            s("worktree.changes", "summarise the uncommitted changes"),
-            s("diff.text", "read the uncommitted changes"),
-        ],
-        Behind => vec![
-            s("repo.branchStack", "see the upstream commits not yet here"),
-            s(
-                "operation.preview.merge",
-                "propose bringing the branch up to date",
-            ),
-        ],
-        Ahead => vec![
-            s("repo.history", "review the commits not yet pushed"),
-            s("operation.preview.push", "propose pushing them"),
-        ],
-        NoUpstream => vec![s(
-            "repo.branchStack",
-            "see how the branch relates to others",
-        )],
-        Clean => Vec::new(),
-    };
-    e.priority = status.priority();
-    e.status = status;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn priorities_follow_the_contract() {
-        use RepoStatus::*;
-        let order = [
-            Conflict,
-            PotentialConflict,
-            Divergent,
-            LocalChanges,
-            Behind,
-            Ahead,
-            NoUpstream,
-            Unknown,
-            Clean,
-        ];
-        let p: Vec<u8> = order.iter().map(|s| s.priority()).collect();
-        assert_eq!(p, [100, 95, 90, 80, 70, 60, 40, 10, 0]);
-    }
-
-    #[test]
-    fn divergence_outranks_local_changes() {
-        let mut e = Entry {
-            dirty: true,
-            changed_files: 2,
-            ahead: Some(1),
-            behind: Some(2),
-            has_upstream: true,
-            upstream: Some("origin/main".into()),
-            branch: Some("main".into()),
-            ..Entry::default()
-        };
-        rank(&mut e);
-        assert_eq!(e.status, RepoStatus::Divergent);
-        assert_eq!(e.summary, "diverged from origin/main (1 ahead, 2 behind)");
+/// The message shown for a failure inside one repository.
+fn message(err: GitError) -> String {
+    match err {
+        GitError::Parse(e) => e.to_string(),
+        other => ToolError::from(other).message,
     }
 }

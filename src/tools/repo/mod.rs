@@ -2,6 +2,7 @@
 
 pub mod branch_stack;
 pub mod brief;
+pub mod conflict_preflight;
 pub mod history;
 pub mod reflog;
 pub mod refs;

@@ -5,12 +5,12 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::input::Bounded;
-use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::{ToolError, code};
 use crate::git::repo;
 use crate::presence::detect::{self, Agent, ScanStats, Scope, Unavailable};
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 const NOTE: &str = "Local, best-effort detection (processes, the agents' own session stores, files in the repository, FluxGit MCP presence records); informational only. Agent and client names are what each tool declares about itself, not authenticated identities. working = activity within 120 s; open = a live process in the repository, idle; recent = no live process, store touched within 6 h.";
 

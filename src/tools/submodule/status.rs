@@ -16,16 +16,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 
-use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
-use crate::git::{Git, Oid, Repo, RepoRelPath, repo};
+use crate::git::status::{IgnoreSubmodules, StatusQuery};
+use crate::git::{Git, Oid, Repo, RepoRelPath, gitmodules, ls_files, remote, repo};
 use crate::model::{PathText, opt_name_text};
-use crate::parse::Records;
-use crate::parse::ls_files_unmerged::{GITLINK, Stages};
-use crate::parse::status_v2;
+use crate::parse::ls_files_unmerged::GITLINK;
 use crate::parse::submodule::Gitmodules;
 use crate::process::CancellationToken;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// Submodules reported at most.
 const MAX_SUBMODULES: usize = 200;
@@ -175,14 +174,9 @@ async fn list(
     let git = Git::new(parent, &ctx.cancel);
     let (declared, index) = tokio::join!(
         gitmodules(&git, &worktree),
-        git.cmd(["ls-files", "-s", "-z"])
-            .stream(Records::new(Stages::new(MAX_SUBMODULES).only_mode(GITLINK)))
+        ls_files::gitlinks(&git, MAX_SUBMODULES)
     );
-    let declared = declared?;
-    let index = index?
-        .sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))?;
+    let (declared, index) = (declared?, index?);
 
     let mut entries: Vec<(Vec<u8>, Option<Oid>)> = index
         .merged
@@ -250,7 +244,9 @@ async fn list(
                 relative_path: relative,
                 name,
                 name_bytes_b64,
-                url: decl.and_then(|d| d.url.as_deref()).map(redact_url),
+                url: decl
+                    .and_then(|d| d.url.as_deref())
+                    .map(|u| remote::redact_url(u).0),
                 recorded_oid: recorded.map(|o| o.to_string()),
                 checked_out_oid: checked_out.map(|o| o.to_string()),
                 state,
@@ -270,17 +266,8 @@ async fn gitmodules(git: &Git<'_>, worktree: &Path) -> Result<Option<Gitmodules>
         Ok(meta) if meta.is_file() && meta.len() <= MAX_GITMODULES => {}
         _ => return Ok(None),
     }
-    let done = git
-        .cmd(["config", "-z", "--file"])
-        .arg(file.as_os_str())
-        .args(["--get-regexp", r"^submodule\."])
-        .stream_allowing(Records::new(Gitmodules::new(MAX_SUBMODULES * 4)), &[0, 1])
-        .await?;
-    if done.code != Some(0) {
-        // No submodule section (1) or a file git cannot parse: nothing is declared.
-        return Ok(None);
-    }
-    Ok(done.sink.finish(true).ok())
+    // No submodule section or a file git cannot parse: nothing is declared.
+    Ok(gitmodules::declared(git, &file, MAX_SUBMODULES * 4).await?)
 }
 
 enum Inspection {
@@ -318,20 +305,12 @@ async fn inspect(
         return Ok(Inspection::Uninitialized);
     }
     let git = Git::new(&sub, cancel);
-    let (head, status) = tokio::join!(
-        git.head(),
-        git.cmd([
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--ignore-submodules=dirty"
-        ])
-        .stream(Records::new(status_v2::Status::new(0)))
-    );
-    let status = status?
-        .sink
-        .finish(true)
-        .map_err(|e| ToolError::internal(e.to_string()))?;
+    let status = StatusQuery {
+        ignore_submodules: Some(IgnoreSubmodules::Dirty),
+        ..StatusQuery::default()
+    };
+    let (head, status) = tokio::join!(git.head(), status.read(&git, 0));
+    let status = status?;
     Ok(Inspection::Open {
         head: head?,
         dirty: status.counts.entries > 0,
@@ -339,52 +318,9 @@ async fn inspect(
     })
 }
 
-/// Replaces the user-info of a URL that carries a password or an HTTP user (often a
-/// token) with `***`; an ssh user name such as `git@` is kept.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    let user_info = &rest[..at];
-    let http = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
-    if user_info.contains(':') || http {
-        format!("{scheme}://***{}", &rest[at..])
-    } else {
-        url.to_owned()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credentials_are_redacted() {
-        for (url, shown) in [
-            (
-                "https://tok:secret@example.com/a.git",
-                "https://***@example.com/a.git",
-            ),
-            (
-                "https://ghp_token@example.com/a.git",
-                "https://***@example.com/a.git",
-            ),
-            ("ssh://git@example.com/a.git", "ssh://git@example.com/a.git"),
-            (
-                "ssh://u:pw@example.com/a.git",
-                "ssh://***@example.com/a.git",
-            ),
-            ("git@example.com:a.git", "git@example.com:a.git"),
-            ("../sibling.git", "../sibling.git"),
-            ("https://example.com/a@b", "https://example.com/a@b"),
-        ] {
-            assert_eq!(redact_url(url), shown, "{url}");
-        }
-    }
 
     #[test]
     fn path_containment() {

@@ -1,8 +1,9 @@
-//! `diff.semantic` and `diff.semanticFallbacks`: semantic diffs come only from the
-//! FluxGit diff engine, through the gateway's read-only bridge.
+//! What `diff.semantic` and `diff.semanticFallbacks` share: the checked request, the
+//! question to the FluxGit diff engine through the gateway's read-only bridge, and the
+//! honest local fallback.
 //!
 //! Without a reachable gateway, or for a repository FluxGit has not registered, both
-//! tools answer the honest local fallback: `supported:false` and the exact arguments for
+//! tools answer the local fallback: `supported:false` and the exact arguments for
 //! `diff.text`. Nothing here ever derives "semantic" structure from a text patch; the
 //! gateway's answer is passed on only when it says `supported: true`, and every file it
 //! could not parse keeps its text-fallback record.
@@ -15,22 +16,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::semantic_data::{FallbacksData, SemanticData, TextDiffArguments};
-use super::{Annotations, CallCtx, Tool};
-use crate::config::Toolset;
+use super::semantic_data::{SemanticData, TextDiffArguments};
 use crate::error::ToolError;
 use crate::gateway::addr::GatewayAddr;
 use crate::gateway::http;
-use crate::git::index_copy::IndexCopy;
+use crate::git::diff::{DiffQuery, Sides};
 use crate::git::{Git, Oid, Repo, RepoRelPath, Rev, repo};
+use crate::tools::{CallCtx, Tool};
 
 /// The seed's wording, verbatim.
 pub const LOCAL_REASON: &str = "Semantic diff is not available in local sidecar fallback mode.";
 const FILE_FALLBACK_REASON: &str = "The semantic engine could not parse this file (unsupported language, binary or unreadable source); use a text diff for it.";
 /// Paths sent to the engine at most.
 const MAX_GATEWAY_PATHS: usize = 25;
-/// Local fallback records listed at most.
-const MAX_FALLBACKS: usize = 200;
 const GATEWAY_TIMEOUT: Duration = Duration::from_secs(10);
 const SEMANTIC_ROUTE: &str = "/v1/mcp/diff/semantic";
 
@@ -73,15 +71,15 @@ pub struct SemanticOutput<D: JsonSchema> {
 }
 
 /// Checked arguments.
-struct Request {
-    repo: std::sync::Arc<Repo>,
+pub(super) struct Request {
+    pub(super) repo: std::sync::Arc<Repo>,
     input: SemanticInput,
     base: Option<Oid>,
     head: Option<Oid>,
     path: Option<RepoRelPath>,
 }
 
-async fn prepare(ctx: &CallCtx, input: SemanticInput) -> Result<Request, ToolError> {
+pub(super) async fn prepare(ctx: &CallCtx, input: SemanticInput) -> Result<Request, ToolError> {
     let base = Rev::parse_opt("base", input.base.as_deref())?;
     let head = Rev::parse_opt("head", input.head.as_deref())?;
     let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
@@ -114,7 +112,7 @@ async fn prepare(ctx: &CallCtx, input: SemanticInput) -> Result<Request, ToolErr
 
 impl Request {
     /// `diff.text` arguments reproducing this request, optionally for another path.
-    fn text_args(&self, path: Option<&str>) -> Value {
+    pub(super) fn text_args(&self, path: Option<&str>) -> Value {
         let mut args = Map::new();
         args.insert("repoPath".into(), json!(self.repo.display()));
         if let Some(base) = &self.input.base {
@@ -129,7 +127,7 @@ impl Request {
         Value::Object(args)
     }
 
-    fn local(&self) -> Value {
+    pub(super) fn local(&self) -> Value {
         json!({
             "supported": false,
             "fallback": "diff.text",
@@ -139,41 +137,25 @@ impl Request {
     }
 
     /// Changed paths, as `git diff --name-only` lists them for these arguments.
-    async fn changed(&self, ctx: &CallCtx, max: usize) -> Result<(Vec<String>, u64), ToolError> {
+    pub(super) async fn changed(
+        &self,
+        ctx: &CallCtx,
+        max: usize,
+    ) -> Result<(Vec<String>, u64), ToolError> {
         let git = Git::new(&self.repo, &ctx.cancel);
-        let mut args: Vec<String> = [
-            "--literal-pathspecs",
-            "diff",
-            "--name-only",
-            "-z",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-color",
-        ]
-        .map(String::from)
-        .to_vec();
-        args.extend(self.base.iter().map(Oid::to_string));
-        args.extend(self.head.iter().map(Oid::to_string));
-        args.push("--".into());
-        args.extend(self.path.iter().map(|p| p.as_str().to_owned()));
-        let out = if self.head.is_none() {
-            // Comparing with the working tree refreshes the index: let git refresh a copy.
-            let index = IndexCopy::new(&self.repo).await?;
-            git.cmd_on_copy(&index, args)
-                .capture(crate::git::DEFAULT_CAP)
-                .await?
-        } else {
-            git.cmd(args).capture(crate::git::DEFAULT_CAP).await?
+        let sides = match (&self.base, &self.head) {
+            (Some(base), Some(head)) => Sides::Trees(base.clone(), head.clone()),
+            (Some(one), None) | (None, Some(one)) => Sides::RevToWorktree(one.clone()),
+            (None, None) => Sides::IndexToWorktree,
         };
-        let all: Vec<&[u8]> = out
-            .sink
-            .bytes
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .collect();
+        let query = DiffQuery {
+            sides: &sides,
+            path: self.path.as_ref(),
+        };
+        let all = query.names(&git, &self.repo).await?;
         let total = all.len() as u64;
         let kept = all
-            .into_iter()
+            .iter()
             .take(max)
             .map(|p| String::from_utf8_lossy(p).into_owned())
             .collect();
@@ -182,7 +164,7 @@ impl Request {
 
     /// The engine's answer, when a gateway is configured, the repository registered and
     /// the engine says `supported: true`; `None` means "answer locally".
-    async fn gateway(&self, ctx: &CallCtx) -> Option<Value> {
+    pub(super) async fn gateway(&self, ctx: &CallCtx) -> Option<Value> {
         let addr = GatewayAddr::parse(ctx.config.gateway_addr.as_deref()?).ok()?;
         let repo_id = match &self.input.repo_id {
             Some(id) => id.clone(),
@@ -239,7 +221,7 @@ fn registered_id(run_dir: &Path, repo: &Path) -> Option<String> {
         .map(|r| r.id)
 }
 
-fn envelope<T: Tool, D: JsonSchema>(
+pub(super) fn envelope<T: Tool, D: JsonSchema>(
     repo: &Repo,
     source: &'static str,
     data: Value,
@@ -251,90 +233,5 @@ fn envelope<T: Tool, D: JsonSchema>(
         repo_path: repo.display(),
         data,
         shape: PhantomData,
-    }
-}
-
-/// `diff.semantic`.
-pub struct Semantic;
-
-impl Tool for Semantic {
-    type Input = SemanticInput;
-    type Output = SemanticOutput<SemanticData>;
-
-    const NAME: &'static str = "diff.semantic";
-    const TITLE: &'static str = "Semantic diff";
-    const DESCRIPTION: &'static str = "Semantic diff from the FluxGit diff engine when FluxGit is running and has registered the repository (source fluxgit-gateway, supported:true, per-file hunks; files the engine could not parse carry fallbackToText:true, a reason and textDiffArguments). Otherwise supported:false with fallback \"diff.text\" and the exact textDiffArguments to call it with. A result is semantic only when data.supported is exactly true; never infer function- or class-level moves from a text patch.";
-    const TOOLSET: Toolset = Toolset::Git;
-    const ANNOTATIONS: Annotations = Annotations::READ;
-
-    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<Self::Output, ToolError> {
-        let req = prepare(&ctx, input).await?;
-        Ok(match req.gateway(&ctx).await {
-            Some(data) => envelope::<Self, _>(&req.repo, "fluxgit-gateway", data),
-            None => envelope::<Self, _>(&req.repo, "local-git", req.local()),
-        })
-    }
-}
-
-/// `diff.semanticFallbacks`.
-pub struct Fallbacks;
-
-impl Tool for Fallbacks {
-    type Input = SemanticInput;
-    type Output = SemanticOutput<FallbacksData>;
-
-    const NAME: &'static str = "diff.semanticFallbacks";
-    const TITLE: &'static str = "Semantic diff fallbacks";
-    const DESCRIPTION: &'static str = "Which changed paths fall back from semantic to text diff. With FluxGit serving the repository: the engine's real per-file fallback records (supported:true). Without it every changed path falls back (supported:false), each with the textDiffArguments for diff.text.";
-    const TOOLSET: Toolset = Toolset::Git;
-    const ANNOTATIONS: Annotations = Annotations::READ;
-
-    async fn call(ctx: CallCtx, input: SemanticInput) -> Result<Self::Output, ToolError> {
-        let req = prepare(&ctx, input).await?;
-        if let Some(data) = req.gateway(&ctx).await {
-            let files = data["files"].as_array().cloned().unwrap_or_default();
-            let fallbacks: Vec<Value> = files
-                .iter()
-                .filter(|f| f["fallbackToText"] == Value::Bool(true))
-                .map(|f| {
-                    json!({
-                        "path": f["path"],
-                        "reason": f["reason"],
-                        "textDiffArguments": f["textDiffArguments"],
-                    })
-                })
-                .collect();
-            let out = json!({
-                "supported": true,
-                "engine": data.get("engine").cloned().unwrap_or(Value::Null),
-                "fallbacks": fallbacks,
-                "analyzedFiles": files.len(),
-                "filesTruncated": data.get("filesTruncated").cloned().unwrap_or(json!(false)),
-            });
-            return Ok(envelope::<Self, _>(&req.repo, "fluxgit-gateway", out));
-        }
-        let (paths, total) = req.changed(&ctx, MAX_FALLBACKS).await?;
-        let fallbacks: Vec<Value> = paths
-            .iter()
-            .map(|p| {
-                json!({
-                    "from": "diff.semantic",
-                    "to": "diff.text",
-                    "supported": false,
-                    "reason": LOCAL_REASON,
-                    "path": p,
-                    "textDiffArguments": req.text_args(Some(p)),
-                })
-            })
-            .collect();
-        let out = json!({
-            "supported": false,
-            "fallback": "diff.text",
-            "reason": LOCAL_REASON,
-            "fallbacks": fallbacks,
-            "changedFiles": total,
-            "fallbacksTruncated": total > paths.len() as u64,
-        });
-        Ok(envelope::<Self, _>(&req.repo, "local-git", out))
     }
 }

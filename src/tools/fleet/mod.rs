@@ -7,8 +7,8 @@
 //! repository that cannot be read is reported with its error beside the others; only
 //! malformed arguments fail the whole call.
 
-mod digest;
-mod radar;
+pub mod digest;
+pub mod radar;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,8 +17,6 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::error::ToolError;
-pub use digest::Digest;
-pub use radar::Radar;
 
 /// The result envelope of a fleet tool: like [`super::Local`] without a single `repoPath`.
 #[derive(Debug, Serialize, JsonSchema)]

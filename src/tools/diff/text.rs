@@ -1,4 +1,4 @@
-//! Diff read tools: `diff.text`.
+//! `diff.text`: a unified patch as `git diff` prints it, bounded.
 
 use std::time::Duration;
 
@@ -6,14 +6,14 @@ use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::input::Bounded;
-use super::{Annotations, CallCtx, Local, Tool};
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::index_copy::IndexCopy;
+use crate::git::diff::{DiffQuery, Sides};
 use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
 use crate::model::PathText;
 use crate::parse::patch::Patch;
+use crate::tools::input::Bounded;
+use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// Past the kept text, bytes are still counted up to this much so `totalBytes` is exact
 /// for any diff a person could read; beyond it the total is a lower bound.
@@ -122,69 +122,42 @@ impl Tool for DiffText {
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel).with_timeout(DIFF_TIMEOUT);
 
-        let mut sides: Vec<String> = Vec::new();
-        let (compared, base_oid, head_oid) = match (&base, &head) {
+        let (compared, sides) = match (&base, &head) {
             (Some(b), Some(h)) => {
                 let (b, h) =
                     tokio::try_join!(git.resolve_commit("base", b), git.resolve_commit("head", h))?;
-                sides.extend(["--end-of-options".to_owned(), b.to_string(), h.to_string()]);
-                ("tree-to-tree", Some(b), Some(h))
+                ("tree-to-tree", Sides::Trees(b, h))
             }
             (Some(one), None) | (None, Some(one)) => {
                 let field = if base.is_some() { "base" } else { "head" };
                 repo.require_worktree()?;
                 let oid = git.resolve_commit(field, one).await?;
                 if input.staged {
-                    sides.push("--cached".to_owned());
-                }
-                sides.extend(["--end-of-options".to_owned(), oid.to_string()]);
-                let compared = if input.staged {
-                    "revision-to-index"
+                    ("revision-to-index", Sides::RevToIndex(oid))
                 } else {
-                    "revision-to-worktree"
-                };
-                (compared, Some(oid), None)
+                    ("revision-to-worktree", Sides::RevToWorktree(oid))
+                }
             }
             (None, None) => {
                 repo.require_worktree()?;
                 if input.staged {
-                    sides.push("--cached".to_owned());
-                    ("head-to-index", None, None)
+                    ("head-to-index", Sides::HeadToIndex)
                 } else {
-                    ("index-to-worktree", None, None)
+                    ("index-to-worktree", Sides::IndexToWorktree)
                 }
             }
         };
-
-        let mut args: Vec<String> = [
-            "--literal-pathspecs",
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            // The other forms (`diff.submodule=log|diff`) run git inside each submodule,
-            // under the submodule's own configuration (its external diff, its textconv).
-            "--submodule=short",
-            "-M",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        args.extend(sides);
-        args.push("--".to_owned());
-        if let Some(path) = &path {
-            args.push(path.as_str().to_owned());
-        }
+        let (base_oid, head_oid) = sides.revisions();
+        let (base_oid, head_oid) = (base_oid.cloned(), head_oid.cloned());
         let max_bytes = input.max_bytes.usize();
         let max_lines = input.max_lines.map(|l| l.get());
-        let patch = Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME);
-        let done = if compared.ends_with("-to-worktree") {
-            // Comparing with the working tree refreshes the index: let git refresh a copy.
-            let index = IndexCopy::new(&repo).await?;
-            git.cmd_on_copy_as_user(&index, args).stream(patch).await?
-        } else {
-            git.cmd_as_user(args).stream(patch).await?
+        let query = DiffQuery {
+            sides: &sides,
+            path: path.as_ref(),
         };
-        let patch = done.sink;
+        let patch = query
+            .patch(&git, &repo, Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME))
+            .await?;
         let (text, truncated) = patch.cut(max_bytes, max_lines);
         let (diff, lossy) = crate::model::lossy(text);
         let diff_base64 = lossy.then(|| base64::engine::general_purpose::STANDARD.encode(text));

@@ -1,0 +1,3 @@
+//! Agent tools: `agents.presence`.
+
+pub mod presence;

@@ -1,0 +1,3 @@
+//! Submodule tools: `submodule.status`.
+
+pub mod status;
