@@ -279,16 +279,8 @@ impl Verifier<'_> {
             self.report.legacy += 1;
             return self.signature(map);
         }
-        let u64_field = |key: &str| {
-            map.get(key)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("{key} is missing or not a non-negative integer"))
-        };
-        let str_field = |key: &str| {
-            map.get(key)
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{key} is missing or not a string"))
-        };
+        let u64_field = |key: &str| u64_of(map, key);
+        let str_field = |key: &str| str_of(map, key);
         if u64_field("auditChainVersion")? != CHAIN_VERSION {
             return Err("unsupported auditChainVersion".into());
         }
@@ -332,42 +324,7 @@ impl Verifier<'_> {
             (_, false, true) => return Err("checkpoint inside a segment".into()),
             (Some(prev), false, false) => link(prev, sequence, previous)?,
             (None, false, false) => unreachable!("a segment's later entries follow its first"),
-            (prev, true, true) => {
-                if u64_field("lastSequence")?.checked_add(1) != Some(sequence)
-                    || str_field("lastEntryHash")? != previous
-                {
-                    return Err("checkpoint fields disagree with its chain fields".into());
-                }
-                // After a break with nothing valid left before it, the chain restarts at
-                // genesis and there is no previous segment to name.
-                let restarts = map.contains_key(BREAK_FIELD)
-                    && sequence == 1
-                    && previous == GENESIS_HASH
-                    && !map.contains_key("previousSegmentId");
-                let previous_segment = if restarts {
-                    None
-                } else {
-                    Some(str_field("previousSegmentId")?)
-                };
-                if previous_segment == Some(segment) {
-                    return Err("checkpoint names its own segment as the previous one".into());
-                }
-                // With no earlier segment retained, the checkpoint is the anchor.
-                match (prev, previous_segment) {
-                    (Some(prev), Some(previous_segment)) => {
-                        if previous_segment != prev.segment {
-                            return Err(
-                                "checkpoint does not follow the previous retained segment".into()
-                            );
-                        }
-                        link(prev, sequence, previous)?;
-                    }
-                    (Some(_), None) => {
-                        return Err("checkpoint restarts the chain after retained entries".into());
-                    }
-                    (None, _) => {}
-                }
-            }
+            (prev, true, true) => checkpoint_link(map, prev.as_ref(), segment, sequence, previous)?,
             (Some(_), true, false) => {
                 return Err("segment does not open with a checkpoint".into());
             }
@@ -473,6 +430,61 @@ fn link(prev: &Link, sequence: u64, previous: &str) -> Result<(), String> {
         return Err("previousHash does not match the previous entry".into());
     }
     Ok(())
+}
+
+/// The link a segment-opening checkpoint makes to the segment before it.
+fn checkpoint_link(
+    map: &Map<String, Value>,
+    prev: Option<&Link>,
+    segment: &str,
+    sequence: u64,
+    previous: &str,
+) -> Result<(), String> {
+    if u64_of(map, "lastSequence")?.checked_add(1) != Some(sequence)
+        || str_of(map, "lastEntryHash")? != previous
+    {
+        return Err("checkpoint fields disagree with its chain fields".into());
+    }
+    // After a break with nothing valid left before it, the chain restarts at
+    // genesis and there is no previous segment to name.
+    let restarts = map.contains_key(BREAK_FIELD)
+        && sequence == 1
+        && previous == GENESIS_HASH
+        && !map.contains_key("previousSegmentId");
+    let previous_segment = if restarts {
+        None
+    } else {
+        Some(str_of(map, "previousSegmentId")?)
+    };
+    if previous_segment == Some(segment) {
+        return Err("checkpoint names its own segment as the previous one".into());
+    }
+    // With no earlier segment retained, the checkpoint is the anchor.
+    match (prev, previous_segment) {
+        (Some(prev), Some(previous_segment)) => {
+            if previous_segment != prev.segment {
+                return Err("checkpoint does not follow the previous retained segment".into());
+            }
+            link(prev, sequence, previous)?;
+        }
+        (Some(_), None) => {
+            return Err("checkpoint restarts the chain after retained entries".into());
+        }
+        (None, _) => {}
+    }
+    Ok(())
+}
+
+fn u64_of(map: &Map<String, Value>, key: &str) -> Result<u64, String> {
+    map.get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("{key} is missing or not a non-negative integer"))
+}
+
+fn str_of<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a str, String> {
+    map.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("{key} is missing or not a string"))
 }
 
 #[cfg(test)]

@@ -249,27 +249,11 @@ async fn discover(
     let lines: Vec<&str> = text.lines().collect();
     let bare = lines.first() == Some(&"true");
     if !(layout.success() || (bare && lines.len() >= 4)) {
-        let stderr = layout.stderr_text();
-        if stderr.contains("not a git repository") {
-            return Err(GitError::invalid(arg, "is not inside a git repository"));
-        }
-        if stderr.contains("dubious ownership") {
-            return Err(GitError::failed(
-                &args(&["git", "rev-parse"]),
-                layout.code,
-                &stderr,
-            ));
-        }
-        if lines.first() == Some(&"false") && stderr.contains("work tree") {
-            return Err(GitError::invalid(
-                arg,
-                "points inside a .git directory; give the working tree or a bare repository",
-            ));
-        }
-        return Err(GitError::failed(
-            &args(&["git", "rev-parse"]),
+        return Err(layout_error(
+            arg,
+            &lines,
+            &layout.stderr_text(),
             layout.code,
-            &stderr,
         ));
     }
     let [_, git_dir, common_dir, format, ..] = lines.as_slice() else {
@@ -324,4 +308,23 @@ async fn discover(
         _sealed: (),
     };
     Ok((repo, drivers.watched))
+}
+
+/// Why `rev-parse` could not lay out the repository, in the words the caller can act on.
+fn layout_error(arg: &str, lines: &[&str], stderr: &str, code: Option<i32>) -> GitError {
+    let command = ["git".to_owned(), "rev-parse".to_owned()];
+    if stderr.contains("not a git repository") {
+        GitError::invalid(arg, "is not inside a git repository")
+    } else if !stderr.contains("dubious ownership")
+        && lines.first() == Some(&"false")
+        && stderr.contains("work tree")
+    {
+        GitError::invalid(
+            arg,
+            "points inside a .git directory; give the working tree or a bare repository",
+        )
+    } else {
+        // Dubious ownership and everything else: git's own words say what to fix.
+        GitError::failed(&command, code, stderr)
+    }
 }

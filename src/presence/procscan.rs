@@ -73,30 +73,7 @@ struct Stat {
 
 #[cfg(target_os = "linux")]
 pub fn scan(scope: &Scope) -> Result<Snapshot, &'static str> {
-    use std::os::unix::fs::MetadataExt;
-    let uid = rustix::process::getuid().as_raw();
-    let entries = std::fs::read_dir("/proc").map_err(|_| "unreadable")?;
-    let mut stats: HashMap<u32, Stat> = HashMap::new();
-    let mut mine: HashSet<u32> = HashSet::new();
-    for entry in entries.flatten().take(MAX_PROCESSES) {
-        if scope.meter.expired() {
-            return Err("deadline");
-        }
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Some(stat) = read_stat(pid) else {
-            continue;
-        };
-        if entry.metadata().is_ok_and(|m| m.uid() == uid) {
-            mine.insert(pid);
-        }
-        stats.insert(pid, stat);
-    }
+    let (stats, mine) = read_processes(scope)?;
     let mut snap = Snapshot {
         scanned: stats.len() as u64,
         parents: stats.iter().map(|(p, s)| (*p, s.ppid)).collect(),
@@ -129,16 +106,7 @@ pub fn scan(scope: &Scope) -> Result<Snapshot, &'static str> {
         .collect();
 
     let me = std::process::id();
-    let mut current = me;
-    for _ in 0..64 {
-        match stats.get(&current) {
-            Some(s) if s.ppid > 1 => {
-                snap.ancestors.push(s.ppid);
-                current = s.ppid;
-            }
-            _ => break,
-        }
-    }
+    snap.ancestors = ancestors(&stats, me);
     snap.caller_agent = snap
         .ancestors
         .iter()
@@ -183,6 +151,53 @@ pub fn scan(scope: &Scope) -> Result<Snapshot, &'static str> {
         }
     }
     Ok(snap)
+}
+
+/// Every process's stat line, and which of them belong to the current user.
+#[cfg(target_os = "linux")]
+fn read_processes(scope: &Scope) -> Result<(HashMap<u32, Stat>, HashSet<u32>), &'static str> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = rustix::process::getuid().as_raw();
+    let entries = std::fs::read_dir("/proc").map_err(|_| "unreadable")?;
+    let mut stats: HashMap<u32, Stat> = HashMap::new();
+    let mut mine: HashSet<u32> = HashSet::new();
+    for entry in entries.flatten().take(MAX_PROCESSES) {
+        if scope.meter.expired() {
+            return Err("deadline");
+        }
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Some(stat) = read_stat(pid) else {
+            continue;
+        };
+        if entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            mine.insert(pid);
+        }
+        stats.insert(pid, stat);
+    }
+    Ok((stats, mine))
+}
+
+/// The parents of `pid` up to (not including) init, nearest first.
+#[cfg(target_os = "linux")]
+fn ancestors(stats: &HashMap<u32, Stat>, pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut current = pid;
+    for _ in 0..64 {
+        match stats.get(&current) {
+            Some(s) if s.ppid > 1 => {
+                found.push(s.ppid);
+                current = s.ppid;
+            }
+            _ => break,
+        }
+    }
+    found
 }
 
 /// Open `rollout-*.jsonl` files of a process.

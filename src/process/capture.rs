@@ -1,6 +1,7 @@
 //! Spawning, draining and stopping a child.
 
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,13 +51,14 @@ pub(super) async fn run<S: Sink>(
 
 /// Runs `inv` once `limit` gives it a turn, holding the turn until the child is reaped.
 async fn run_within<S: Sink>(
-    inv: Invocation,
+    mut inv: Invocation,
     mut sink: S,
     cancel: &CancellationToken,
     limit: &Arc<Semaphore>,
 ) -> Result<Finished<S>, RunError> {
     let name = inv.program.name();
     let started = Instant::now();
+    let stdin = inv.stdin.take();
     let path = match (&inv.path, inv.program) {
         (Some(path), _) => path.as_path(),
         (None, Program::Git) => {
@@ -73,63 +75,18 @@ async fn run_within<S: Sink>(
     // Queued, not started, while the machine already runs its share of children; the
     // deadline starts with the child, so a wait in the queue never times a call out.
     let mut turn = Some(limit::turn_in(limit, cancel).await?);
-    let spawn_err = |source| RunError::Spawn {
-        program: name,
-        source,
-    };
-    let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
-    let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
-
-    // The one sanctioned spawn site.
-    #[allow(clippy::disallowed_methods)]
-    let mut expr = duct::cmd(path, &inv.args)
-        .full_env(
-            env::child_env()
-                .iter()
-                .cloned()
-                .chain(inv.extra_env.iter().cloned()),
-        )
-        .stdout_file(out_w)
-        .stderr_file(err_w)
-        .unchecked()
-        // A group of its own lets a kill reach any helper process git starts.
-        .before_spawn(|cmd| {
-            std::os::unix::process::CommandExt::process_group(cmd, 0);
-            Ok(())
-        });
-    expr = match inv.stdin {
-        Some(bytes) => expr.stdin_bytes(bytes),
-        None => expr.stdin_null(),
-    };
-    if let Some(dir) = &inv.dir {
-        expr = expr.dir(dir);
-    }
-    let handle = Arc::new(expr.start().map_err(spawn_err)?);
-    // The expression owns our copies of the pipes' write ends; dropping it leaves the child
-    // as the only writer, so the reads below see end-of-file when it exits.
-    drop(expr);
-    let pid = handle.pids().first().copied();
-
+    let Spawned {
+        handle,
+        pid,
+        mut out,
+        mut err,
+    } = spawn(&inv, path, stdin)?;
     let io_err = |source| RunError::Io {
         program: name,
         source,
     };
-    let mut out = pipe::Receiver::from_owned_fd(OwnedFd::from(out_r)).map_err(io_err)?;
-    let mut err = pipe::Receiver::from_owned_fd(OwnedFd::from(err_r)).map_err(io_err)?;
 
-    let kill = |handle: &Arc<duct::Handle>, turn: Option<OwnedSemaphorePermit>| {
-        if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = handle.kill();
-        // Reap in the background so no zombie is left and the caller is not delayed; the
-        // turn is given back only once the child is gone.
-        let handle = Arc::clone(handle);
-        tokio::task::spawn_blocking(move || {
-            let _ = handle.wait();
-            drop(turn);
-        });
-    };
+    let kill = |handle: &Arc<duct::Handle>, turn| kill_child(handle, pid, turn);
 
     let deadline = tokio::time::Instant::now() + inv.timeout;
     let mut out_buf = vec![0u8; CHUNK];
@@ -172,43 +129,126 @@ async fn run_within<S: Sink>(
         }
     }
 
-    if stopped_early {
+    let code = if stopped_early {
         kill(&handle, turn.take());
-        return Ok(Finished {
-            sink,
-            code: None,
-            stopped_early,
-            stderr,
-            stderr_truncated,
-            elapsed: started.elapsed(),
-        });
-    }
-
-    // Both pipes are closed, so the child has exited or is about to; the deadline still
-    // holds for one that closed its pipes and lingers.
-    let waiter = Arc::clone(&handle);
-    let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
-    let status = tokio::select! {
-        biased;
-        _ = cancel.cancelled() => {
-            kill(&handle, turn.take());
-            return Err(RunError::Cancelled);
-        }
-        _ = tokio::time::sleep_until(deadline) => {
-            kill(&handle, turn.take());
-            return Err(RunError::Timeout { program: name, after: inv.timeout });
-        }
-        joined = wait => joined
-            .map_err(|e| io_err(std::io::Error::other(e)))?
-            .map_err(io_err)?,
+        None
+    } else {
+        wait_exit(&handle, pid, &mut turn, cancel, deadline, &inv).await?
     };
     Ok(Finished {
         sink,
-        code: status,
+        code,
         stopped_early,
         stderr,
         stderr_truncated,
         elapsed: started.elapsed(),
+    })
+}
+
+/// Waits for a child whose pipes are closed: it has exited or is about to, and the deadline
+/// still holds for one that closed its pipes and lingers.
+async fn wait_exit(
+    handle: &Arc<duct::Handle>,
+    pid: Option<u32>,
+    turn: &mut Option<OwnedSemaphorePermit>,
+    cancel: &CancellationToken,
+    deadline: tokio::time::Instant,
+    inv: &Invocation,
+) -> Result<Option<i32>, RunError> {
+    let name = inv.program.name();
+    let waiter = Arc::clone(handle);
+    let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => {
+            kill_child(handle, pid, turn.take());
+            Err(RunError::Cancelled)
+        }
+        _ = tokio::time::sleep_until(deadline) => {
+            kill_child(handle, pid, turn.take());
+            Err(RunError::Timeout { program: name, after: inv.timeout })
+        }
+        joined = wait => {
+            let io_err = |source| RunError::Io { program: name, source };
+            joined
+                .map_err(|e| io_err(std::io::Error::other(e)))?
+                .map_err(io_err)
+        }
+    }
+}
+
+/// Kills the child's whole process group and reaps it in the background, so no zombie is
+/// left and the caller is not delayed; the turn is given back only once the child is gone.
+fn kill_child(handle: &Arc<duct::Handle>, pid: Option<u32>, turn: Option<OwnedSemaphorePermit>) {
+    if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = handle.kill();
+    let handle = Arc::clone(handle);
+    tokio::task::spawn_blocking(move || {
+        let _ = handle.wait();
+        drop(turn);
+    });
+}
+
+/// A started child: its handle and the read ends of its two pipes.
+struct Spawned {
+    handle: Arc<duct::Handle>,
+    pid: Option<u32>,
+    out: pipe::Receiver,
+    err: pipe::Receiver,
+}
+
+fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawned, RunError> {
+    let name = inv.program.name();
+    let spawn_err = |source| RunError::Spawn {
+        program: name,
+        source,
+    };
+    let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
+    let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
+
+    // The one sanctioned spawn site.
+    #[allow(clippy::disallowed_methods)]
+    let mut expr = duct::cmd(path, &inv.args)
+        .full_env(
+            env::child_env()
+                .iter()
+                .cloned()
+                .chain(inv.extra_env.iter().cloned()),
+        )
+        .stdout_file(out_w)
+        .stderr_file(err_w)
+        .unchecked()
+        // A group of its own lets a kill reach any helper process git starts.
+        .before_spawn(|cmd| {
+            std::os::unix::process::CommandExt::process_group(cmd, 0);
+            Ok(())
+        });
+    expr = match stdin {
+        Some(bytes) => expr.stdin_bytes(bytes),
+        None => expr.stdin_null(),
+    };
+    if let Some(dir) = &inv.dir {
+        expr = expr.dir(dir);
+    }
+    let handle = Arc::new(expr.start().map_err(spawn_err)?);
+    // The expression owns our copies of the pipes' write ends; dropping it leaves the child
+    // as the only writer, so the reads below see end-of-file when it exits.
+    drop(expr);
+    let pid = handle.pids().first().copied();
+
+    let io_err = |source| RunError::Io {
+        program: name,
+        source,
+    };
+    let out = pipe::Receiver::from_owned_fd(OwnedFd::from(out_r)).map_err(io_err)?;
+    let err = pipe::Receiver::from_owned_fd(OwnedFd::from(err_r)).map_err(io_err)?;
+    Ok(Spawned {
+        handle,
+        pid,
+        out,
+        err,
     })
 }
 

@@ -101,27 +101,15 @@ impl Server {
         config: Arc<Config>,
         observers: Vec<Arc<dyn CallObserver>>,
         input: R,
-        mut output: W,
+        output: W,
         shutdown: CancellationToken,
     ) -> std::io::Result<()>
     where
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let writer = tokio::spawn(async move {
-            while let Some(mut line) = rx.recv().await {
-                line.push(b'\n');
-                // Drain whatever else is ready so a burst costs one flush.
-                while let Ok(mut more) = rx.try_recv() {
-                    line.append(&mut more);
-                    line.push(b'\n');
-                }
-                if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
+        let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(write_lines(rx, output));
         let server = Arc::new(Server {
             config,
             session: Mutex::new(Session::default()),
@@ -514,5 +502,22 @@ fn client_info(value: Option<&Value>) -> ClientInfo {
     ClientInfo {
         name: text("name"),
         version: text("version"),
+    }
+}
+
+/// Writes each queued message as one line; a burst costs one flush.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: W,
+) {
+    while let Some(mut line) = rx.recv().await {
+        line.push(b'\n');
+        while let Ok(mut more) = rx.try_recv() {
+            line.append(&mut more);
+            line.push(b'\n');
+        }
+        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+            break;
+        }
     }
 }

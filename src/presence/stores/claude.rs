@@ -104,36 +104,7 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
         if scope.meter.spent() {
             break;
         }
-        let s = summarize(&path, &scope.meter, || {
-            let mut s = Summary::default();
-            fsread::tail_lines(&path, &scope.meter, |line| {
-                let Ok(rec) = serde_json::from_slice::<ClaudeLine>(line) else {
-                    return true;
-                };
-                if s.cwd.is_none() {
-                    s.cwd = rec.cwd.clone();
-                }
-                if s.branch.is_none() {
-                    s.branch = rec.git_branch.filter(|b| !b.is_empty() && b != "HEAD");
-                }
-                for item in rec
-                    .message
-                    .map(|m| m.content.0)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .rev()
-                {
-                    s.tool(item.name.as_deref());
-                    for p in item.input.map(|i| i.paths).unwrap_or_default() {
-                        if s.paths.len() < MAX_FILES * 2 {
-                            s.paths.push((rec.cwd.clone(), p));
-                        }
-                    }
-                }
-                !s.complete()
-            });
-            s
-        });
+        let s = summarize(&path, &scope.meter, || read_transcript(&path, scope));
         let Some(worktree) = s.cwd.as_deref().and_then(|c| scope.locate(c)) else {
             continue;
         };
@@ -164,6 +135,38 @@ pub fn claude(scope: &Scope, snap: &Snapshot) -> Outcome {
         });
     }
     deadline_outcome(findings, &scope.meter)
+}
+
+/// What one transcript says: its working directory, branch, last tool and touched paths.
+fn read_transcript(path: &Path, scope: &Scope) -> Summary {
+    let mut s = Summary::default();
+    fsread::tail_lines(path, &scope.meter, |line| {
+        let Ok(rec) = serde_json::from_slice::<ClaudeLine>(line) else {
+            return true;
+        };
+        if s.cwd.is_none() {
+            s.cwd = rec.cwd.clone();
+        }
+        if s.branch.is_none() {
+            s.branch = rec.git_branch.filter(|b| !b.is_empty() && b != "HEAD");
+        }
+        for item in rec
+            .message
+            .map(|m| m.content.0)
+            .unwrap_or_default()
+            .into_iter()
+            .rev()
+        {
+            s.tool(item.name.as_deref());
+            for p in item.input.map(|i| i.paths).unwrap_or_default() {
+                if s.paths.len() < MAX_FILES * 2 {
+                    s.paths.push((rec.cwd.clone(), p));
+                }
+            }
+        }
+        !s.complete()
+    });
+    s
 }
 
 #[cfg(test)]

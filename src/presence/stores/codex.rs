@@ -91,42 +91,7 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
         if scope.meter.spent() {
             break;
         }
-        let s = summarize(&path, &scope.meter, || {
-            let mut s = Summary::default();
-            let mut meta_cwd: Option<PathBuf> = None;
-            if let Some(head) = fsread::head_line(&path, fsread::TAIL_STEP, &scope.meter)
-                && let Ok(line) = serde_json::from_slice::<CodexLine>(&head)
-                && line.kind.as_deref() == Some("session_meta")
-                && let Some(p) = line.payload
-            {
-                meta_cwd = p.cwd;
-                s.branch = p.git.and_then(|g| g.branch).filter(|b| !b.is_empty());
-            }
-            let mut turn_cwd: Option<PathBuf> = None;
-            let mut pending: Vec<String> = Vec::new();
-            fsread::tail_lines(&path, &scope.meter, |line| {
-                let Ok(rec) = serde_json::from_slice::<CodexLine>(line) else {
-                    return true;
-                };
-                let Some(p) = rec.payload else { return true };
-                match (rec.kind.as_deref(), p.kind.as_deref()) {
-                    (Some("turn_context"), _) if turn_cwd.is_none() => turn_cwd = p.cwd,
-                    (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
-                        s.tool(p.name.as_deref());
-                        if p.name.as_deref() == Some("apply_patch") {
-                            let headers = p.input.or(p.arguments).unwrap_or_default();
-                            pending.extend(headers.0);
-                        }
-                    }
-                    _ => {}
-                }
-                // Patch paths are relative to the turn's cwd, known once a turn_context is seen.
-                !(turn_cwd.is_some() && s.last_tool.is_some() && pending.len() >= MAX_FILES)
-            });
-            s.cwd = turn_cwd.or(meta_cwd);
-            s.paths = pending.into_iter().map(|p| (s.cwd.clone(), p)).collect();
-            s
-        });
+        let s = summarize(&path, &scope.meter, || read_rollout(&path, scope));
         let cwd = s.cwd.clone();
         let Some(worktree) = cwd.as_deref().and_then(|c| scope.locate(c)) else {
             continue;
@@ -168,6 +133,44 @@ pub fn codex(scope: &Scope, snap: &Snapshot) -> Outcome {
         outcome.unavailable = unavailable;
     }
     outcome
+}
+
+/// What one rollout file says: its working directory, branch, last tool and patched paths.
+fn read_rollout(path: &Path, scope: &Scope) -> Summary {
+    let mut s = Summary::default();
+    let mut meta_cwd: Option<PathBuf> = None;
+    if let Some(head) = fsread::head_line(path, fsread::TAIL_STEP, &scope.meter)
+        && let Ok(line) = serde_json::from_slice::<CodexLine>(&head)
+        && line.kind.as_deref() == Some("session_meta")
+        && let Some(p) = line.payload
+    {
+        meta_cwd = p.cwd;
+        s.branch = p.git.and_then(|g| g.branch).filter(|b| !b.is_empty());
+    }
+    let mut turn_cwd: Option<PathBuf> = None;
+    let mut pending: Vec<String> = Vec::new();
+    fsread::tail_lines(path, &scope.meter, |line| {
+        let Ok(rec) = serde_json::from_slice::<CodexLine>(line) else {
+            return true;
+        };
+        let Some(p) = rec.payload else { return true };
+        match (rec.kind.as_deref(), p.kind.as_deref()) {
+            (Some("turn_context"), _) if turn_cwd.is_none() => turn_cwd = p.cwd,
+            (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
+                s.tool(p.name.as_deref());
+                if p.name.as_deref() == Some("apply_patch") {
+                    let headers = p.input.or(p.arguments).unwrap_or_default();
+                    pending.extend(headers.0);
+                }
+            }
+            _ => {}
+        }
+        // Patch paths are relative to the turn's cwd, known once a turn_context is seen.
+        !(turn_cwd.is_some() && s.last_tool.is_some() && pending.len() >= MAX_FILES)
+    });
+    s.cwd = turn_cwd.or(meta_cwd);
+    s.paths = pending.into_iter().map(|p| (s.cwd.clone(), p)).collect();
+    s
 }
 
 /// The session id at the end of a rollout file name (`rollout-<time>-<uuid>.jsonl`).
