@@ -4,3 +4,4 @@
 pub mod lifecycle;
 pub mod policy;
 pub mod store;
+pub mod ui;
