@@ -11,3 +11,4 @@ pub mod lifecycle;
 pub mod policy;
 pub mod run;
 pub mod store;
+pub mod ui;
