@@ -16,6 +16,7 @@ use super::super::policy::{Decision, Request};
 use super::super::store::Inserted;
 use super::{read_json, scope};
 use crate::gateway::api::{self, Accepted, ErrorCode, Proposal};
+use crate::git::Repo;
 
 pub async fn preview(
     State(app): State<Arc<App>>,
@@ -32,21 +33,31 @@ pub async fn preview(
         .check_common(&kind)
         .map_err(|e| ApiError::invalid(e.field, e.reason))?;
     super::preview::validate(&kind, &proposal.fields)?;
-    let repositories = resolve_repositories(&app, &mut proposal).await?;
+    let (repo, repositories) = resolve_repositories(&app, &mut proposal).await?;
     check_policy(&app, &proposal, &repositories)?;
+    let repo = repo.ok_or_else(|| ApiError::invalid("repoPath", "required"))?;
+    let pins = super::preview::pin(&app, &kind, &repo, &proposal.fields).await?;
 
     let id = uuid::Uuid::new_v4().to_string();
     let inserted = app
         .store
         .run({
             let (id, proposal) = (id.clone(), proposal.clone());
-            move |s| s.insert(&id, &proposal, jiff::Timestamp::now())
+            let data = super::preview::pins_only(&pins);
+            move |s| {
+                let inserted = s.insert(&id, &proposal, jiff::Timestamp::now())?;
+                if let Inserted::New(_) = inserted {
+                    s.set_card_data(&id, &data)?;
+                }
+                Ok(inserted)
+            }
         })
         .await?;
     app.changed.notify_one();
     let (status, record) = match inserted {
         Inserted::New(record) => {
-            super::preview::spawn(Arc::clone(&app), record.preview_id.clone());
+            let id = record.preview_id.clone();
+            super::preview::spawn(Arc::clone(&app), id, repo, kind, proposal.fields, pins);
             (StatusCode::ACCEPTED, record)
         }
         Inserted::Existing(record) => (StatusCode::OK, record),
@@ -88,9 +99,10 @@ fn parse(value: Value) -> Result<Proposal, ApiError> {
 async fn resolve_repositories(
     app: &App,
     proposal: &mut Proposal,
-) -> Result<Vec<PathBuf>, ApiError> {
+) -> Result<(Option<Arc<Repo>>, Vec<PathBuf>), ApiError> {
     let cancel = crate::process::CancellationToken::new();
     let mut out = Vec::new();
+    let mut main = None;
     match proposal.repo_path.as_deref() {
         Some(path) => {
             let repo = crate::git::repo::open(&app.config, "repoPath", path, &cancel)
@@ -98,6 +110,7 @@ async fn resolve_repositories(
                 .map_err(|e| ApiError::invalid("repoPath", reason_of(e)))?;
             proposal.repo_path = Some(repo.display());
             out.push(repo.path.clone());
+            main = Some(repo);
         }
         None if proposal.operation_type != "branchDelete" => {
             return Err(ApiError::invalid("repoPath", "required"));
@@ -110,7 +123,7 @@ async fn resolve_repositories(
             .map_err(|e| ApiError::invalid("targets[].repoPath", reason_of(e)))?;
         out.push(repo.path.clone());
     }
-    Ok(out)
+    Ok((main, out))
 }
 
 fn reason_of(e: crate::git::GitError) -> String {

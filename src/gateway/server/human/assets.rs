@@ -14,7 +14,9 @@ pub async fn index() -> Response {
 
 pub async fn asset(Path(name): Path<String>) -> Response {
     match ui::asset(&name) {
-        Some((content_type, body)) => ([(header::CONTENT_TYPE, content_type)], body).into_response(),
+        Some((content_type, body)) => {
+            ([(header::CONTENT_TYPE, content_type)], body).into_response()
+        }
         None => ApiError::not_found().into_response(),
     }
 }

@@ -84,6 +84,9 @@ fn flag(fields: &Map<String, Value>, name: &str) -> bool {
 /// True for what loses work the way no restore point fully hides from a person: a hard
 /// reset, a discard, a force-with-lease push, a plan with any of these.
 pub fn needs_confirmation(kind: &str, fields: &Map<String, Value>) -> bool {
+    if crate::operation::find(kind).is_some_and(|op| op.needs_confirmation(fields)) {
+        return true;
+    }
     match kind {
         "discard" => true,
         "reset" => fields.get("mode").and_then(Value::as_str) == Some("hard"),
@@ -108,6 +111,9 @@ pub fn needs_confirmation(kind: &str, fields: &Map<String, Value>) -> bool {
 pub fn risk(kind: &str, fields: &Map<String, Value>) -> &'static str {
     if needs_confirmation(kind, fields) {
         return "high";
+    }
+    if let Some(op) = crate::operation::find(kind) {
+        return op.risk().as_str();
     }
     match kind {
         "reset" | "discard" => "high",
