@@ -17,6 +17,8 @@ mod common;
 mod conflict;
 mod diff_text;
 mod fleet;
+mod gateway_handshake;
+mod gateway_support;
 mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
