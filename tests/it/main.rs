@@ -16,6 +16,7 @@ mod commit_details;
 mod common;
 mod conflict;
 mod diff_text;
+mod exec_ops;
 mod fleet;
 mod gateway_handshake;
 mod gateway_support;
