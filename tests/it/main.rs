@@ -19,6 +19,7 @@ mod diff_text;
 mod exec_ops;
 mod fleet;
 mod gateway_handshake;
+mod gateway_human;
 mod gateway_support;
 mod hostile;
 mod hostile_drivers;
