@@ -20,6 +20,7 @@ mod exec_ops;
 mod fleet;
 mod gateway_handshake;
 mod gateway_human;
+mod gateway_lifecycle;
 mod gateway_support;
 mod hostile;
 mod hostile_drivers;
