@@ -306,7 +306,7 @@ fn dechunk(mut rest: &str) -> String {
 pub fn dirty_repo(fixture: &Fixture, name: &str) -> PathBuf {
     let repo = fixture.init(name, &[]);
     fixture.commit(&repo, "a.txt", "one\n", "first");
-    fixture.write(&repo, "a.txt", "two\n");
+    fixture.write(&repo, "a.txt", "two lines\nnow\n");
     repo
 }
 
