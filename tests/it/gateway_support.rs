@@ -315,3 +315,27 @@ pub fn preview_id(answer: &Answer) -> String {
     assert!(matches!(answer.status, 200 | 202), "{answer:?}");
     answer.json()["previewId"].as_str().unwrap().to_owned()
 }
+
+/// [`request`], or `None` when the connection ended without an answer (a crashed server).
+pub fn try_request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Option<Answer> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).ok()?;
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    (!raw.is_empty()).then(|| parse(&raw))
+}

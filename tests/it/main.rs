@@ -19,6 +19,7 @@ mod diff_text;
 mod exec_ops;
 mod fleet;
 mod gateway_cli;
+mod gateway_crash;
 mod gateway_handshake;
 mod gateway_human;
 mod gateway_lifecycle;
