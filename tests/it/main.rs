@@ -18,6 +18,7 @@ mod conflict;
 mod diff_text;
 mod exec_ops;
 mod fleet;
+mod gateway_audit;
 mod gateway_cli;
 mod gateway_crash;
 mod gateway_handshake;
