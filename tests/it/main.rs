@@ -17,6 +17,7 @@ mod common;
 mod conflict;
 mod diff_text;
 mod fleet;
+mod gateway_browser;
 mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
