@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --locked --test it gateway_browser::bench_page_render_with_100_pending_cards \
-    -- --ignored --nocapture --test-threads=1 2>&1 | grep -E '^page with|panicked|FAILED'
+    -- --ignored --nocapture --test-threads=1 2>&1 | grep -oE 'page with .*|panicked.*|FAILED'
