@@ -97,13 +97,18 @@ async fn approve(client: &Client, id: &str) {
         .unwrap();
 }
 
-/// Restores `rp` from the Restore points view (answering the moved-on question when asked).
+/// Restores `rp` from the Restore points tab.
 async fn restore_from_page(client: &Client, rp: &str) {
     find(client, ".tab[data-view='restore']")
         .await
         .click()
         .await
         .unwrap();
+    restore_row(client, rp).await;
+}
+
+/// Clicks Restore on the shown restore point `rp`, confirms, and waits for the answer.
+async fn restore_row(client: &Client, rp: &str) {
     let row = format!("article.rp[data-id='{rp}']");
     find(client, &format!("{row} button[data-action='restore']"))
         .await
@@ -257,7 +262,9 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
             Some(sha.as_str())
         );
         screenshot(&client, "commit-history").await;
-        restore_from_page(&client, &rp).await;
+        let link = format!("{hist} [data-action='show-restore-point'][data-rp='{rp}']");
+        find(&client, &link).await.click().await.unwrap();
+        restore_row(&client, &rp).await;
         screenshot(&client, "commit-restored").await;
         assert_same_state(&repo_state(&fx, &repo), &before);
     });

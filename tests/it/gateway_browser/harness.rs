@@ -288,12 +288,26 @@ where
 
 /// The element `css` selects, once it exists.
 pub async fn find(client: &Client, css: &str) -> Element {
-    client
+    match client
         .wait()
         .at_most(PATIENCE)
         .for_element(Locator::Css(css))
         .await
-        .unwrap_or_else(|e| panic!("{css} never appeared: {e}"))
+    {
+        Ok(el) => el,
+        Err(e) => panic!("{css} never appeared ({e}); {}", page_report(client).await),
+    }
+}
+
+/// What the page showed when a test gave up: its text, and a screenshot's path.
+async fn page_report(client: &Client) -> String {
+    let shot = screenshot(client, "last-failure").await;
+    let text = client
+        .execute("return document.body.innerText.slice(0, 3000);", vec![])
+        .await
+        .map(|v| v.as_str().unwrap_or_default().to_owned())
+        .unwrap_or_default();
+    format!("screenshot {}; page text:\n{text}", shot.display())
 }
 
 /// Waits until `css` selects something that is displayed.
@@ -305,7 +319,9 @@ pub async fn visible(client: &Client, css: &str) -> Element {
                 return el;
             }
         }
-        assert!(Instant::now() < deadline, "{css} never became visible");
+        if Instant::now() > deadline {
+            panic!("{css} never became visible; {}", page_report(client).await);
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

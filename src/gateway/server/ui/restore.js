@@ -24,15 +24,20 @@ export class RestoreView {
     this.select.appendChild(h('option', { value: repoPath, title: repoPath, text: basename(repoPath) }));
   }
 
-  /** Shows the restore points of `repoPath` with `id` highlighted. */
-  async show(repoPath, id) {
+  /** The next load shows the restore points of `repoPath` with `id` highlighted. */
+  focus(repoPath, id) {
     this.addRepo(repoPath);
-    this.select.value = repoPath || '';
+    if (repoPath) this.select.value = repoPath;
     this.highlightId = id;
-    await this.load();
   }
 
   async load() {
+    if (!this.select.value && this.select.options.length) this.select.selectedIndex = 0;
+    if (!this.select.value) {
+      this.list.replaceChildren();
+      this.empty.hidden = false;
+      return;
+    }
     this.list.setAttribute('aria-busy', 'true');
     try {
       const points = await api.restorePoints(this.select.value, 100);
