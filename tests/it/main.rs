@@ -17,6 +17,7 @@ mod common;
 mod conflict;
 mod diff_text;
 mod exec_ops;
+mod exec_restore;
 mod fleet;
 mod hostile;
 mod hostile_drivers;

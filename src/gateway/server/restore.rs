@@ -122,6 +122,10 @@ impl Restored {
     }
 }
 
+/// A restore point's id (`rp_…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestorePointId(pub String);
+
 /// A fresh id: `rp_`, the UTC time to the millisecond, and 8 random hex digits.
 pub fn new_id(now: Timestamp) -> String {
     let stamp = now.strftime("%Y%m%dT%H%M%S%3fZ").to_string();

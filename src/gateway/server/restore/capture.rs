@@ -99,10 +99,12 @@ fn on_disk(top: &Path, rel: &str, caps: &Caps) -> OnDisk {
         return OnDisk::Skipped("not a regular file".into());
     }
     if meta.len() > caps.max_file_bytes {
-        return OnDisk::Skipped(format!(
-            "larger than {} MiB",
-            caps.max_file_bytes / (1024 * 1024)
-        ));
+        let cap = caps.max_file_bytes;
+        return OnDisk::Skipped(if cap >= 1024 * 1024 && cap % (1024 * 1024) == 0 {
+            format!("larger than {} MiB", cap / (1024 * 1024))
+        } else {
+            format!("larger than {cap} bytes")
+        });
     }
     OnDisk::File {
         exec: meta.permissions().mode() & 0o111 != 0,
