@@ -16,6 +16,7 @@ mod commit_details;
 mod common;
 mod conflict;
 mod diff_text;
+mod exec_crash;
 mod exec_ops;
 mod exec_restore;
 mod fleet;
