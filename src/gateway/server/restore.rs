@@ -147,15 +147,30 @@ pub async fn take(
 ) -> Result<RestorePoint, RestoreError> {
     let git = Git::new(repo, cancel);
     let id = new_id(now);
-    let (head, refmap) = capture::refs(&git, refs).await?;
+    // The reads are independent: refs, state files, the index as it is, and the
+    // worktree's changes run side by side; only entering the changes in the index copy
+    // waits for the index to be stored first.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
-    if let Some(top) = repo.worktree.as_deref() {
+    let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
         let copy = IndexCopy::new(repo).await?;
-        index = capture::index(&git, repo, &copy).await?;
-        let (w, s) = capture::worktree(&git, repo, top, &copy, &id, caps).await?;
-        (worktree, skipped) = (w, s);
-    }
-    let state = capture::state(&git, &repo.git_dir).await?;
+        let (refs, state, ix, staged) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir),
+            capture::index(&git, repo, &copy),
+            capture::changes(&git, repo, top, caps),
+        );
+        let staged = staged?;
+        index = ix?;
+        worktree = capture::build(&git, &copy, &id, &staged).await?;
+        skipped = staged.skipped;
+        (refs?, state?)
+    } else {
+        let (refs, state) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir)
+        );
+        (refs?, state?)
+    };
     let captured = json!({
         "head": head,
         "refs": refmap,

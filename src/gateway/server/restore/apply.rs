@@ -111,7 +111,8 @@ pub async fn worktree(
     let contents = blobs(git, &wanted).await?;
     let top = top.to_owned();
     let skipped = skipped.clone();
-    let result = crate::safe_file::off_thread(git.cancel(), move || {
+    // A restore must finish once started: no read deadline on the writes.
+    let result = tokio::task::spawn_blocking(move || {
         let (mut written, mut removed, mut failed) = (0u64, 0u64, Vec::new());
         for (mode, oid, status, path) in entries {
             let done = match status {
@@ -130,7 +131,7 @@ pub async fn worktree(
         (written, removed, failed)
     })
     .await
-    .map_err(|e| OpError::Internal(e.to_string()))?;
+    .map_err(|e| OpError::Internal(format!("restoring files stopped: {e}")))?;
     let (written, removed, failed) = result;
     if !failed.is_empty() {
         return Err(OpError::git(format!(
