@@ -385,6 +385,27 @@ async fn an_executed_commit_is_undone_by_its_restore_point_without_confirmation(
     assert_eq!(done.restored_from, rp);
 }
 
+#[tokio::test]
+async fn restoring_a_branch_or_worktree_operation_puts_the_refs_back() {
+    let rig = Rig::new();
+    let head = rig.git(&["rev-parse", "HEAD"]);
+    let record = rig.execute("branch", json!({"name": "topic"})).await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    assert_eq!(rig.git(&["symbolic-ref", "HEAD"]), "refs/heads/topic");
+    let done = rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    assert_eq!(rig.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(rig.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(rig.git(&["branch", "--list", "topic"]), "");
+    assert!(done.kept_refs.is_empty());
+
+    let record = rig.execute("worktree", json!({"branch": "task"})).await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    let done = rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    // The added worktree still has the branch checked out: it is kept, and said so.
+    assert_eq!(done.kept_refs, ["refs/heads/task"]);
+    assert!(rig.git(&["branch", "--list", "task"]).contains("task"));
+}
+
 /// Claims an approved proposal and records its intent as the executor would, then stops
 /// (the crash); `write` runs plain git in between when the crash came after the write.
 async fn crash_after_intent(rig: &Rig, fields: Value, write: bool) -> String {

@@ -109,6 +109,8 @@ pub struct Restored {
     pub moved: Vec<Moved>,
     /// Files written and removed in the worktree.
     pub files: Value,
+    /// Refs created after the point that stayed because a worktree has them checked out.
+    pub kept_refs: Vec<String>,
 }
 
 impl Restored {
@@ -118,6 +120,7 @@ impl Restored {
             "restoredFrom": self.restored_from,
             "moved": self.moved,
             "files": self.files,
+            "keptRefs": self.kept_refs,
         })
     }
 }
@@ -297,7 +300,7 @@ pub async fn restore_in(
         .as_object()
         .map(|m| m.clone().into_iter().collect())
         .unwrap_or_default();
-    apply::refs(&git, repo, old, &refs_now).await?;
+    let kept_refs = apply::refs(&git, repo, old, &refs_now).await?;
     apply::state(&git, &repo.git_dir, &old["state"]).await?;
     record_after(store, repo, cancel, &before).await?;
     Ok(Restored {
@@ -305,6 +308,7 @@ pub async fn restore_in(
         restored_from: point.id.clone(),
         moved,
         files,
+        kept_refs,
     })
 }
 
