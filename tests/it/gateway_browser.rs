@@ -316,7 +316,7 @@ fn a_branch_approved_in_the_page_is_created_and_a_restore_removes_it() {
 }
 
 #[test]
-fn a_worktree_approved_in_the_page_is_added_and_a_restore_removes_it() {
+fn a_worktree_approved_in_the_page_is_added_and_a_restore_keeps_it_and_says_so() {
     let fx = Fixture::new();
     let repo = busy_repo(&fx);
     let target = fx.path("worktrees/flaky-test");
@@ -353,7 +353,34 @@ fn a_worktree_approved_in_the_page_is_added_and_a_restore_removes_it() {
             .unwrap()
             .to_owned();
         restore_from_page(&client, &rp).await;
-        assert_same_state(&repo_state(&fx, &repo), &before);
+        // The added worktree is not deleted (work may live there), so its branch, checked
+        // out there, is kept and the page says so; everything else is as it was.
+        let kept = visible(
+            &client,
+            &format!("article.rp[data-id='{rp}'] [data-role='kept-refs']"),
+        )
+        .await;
+        assert!(
+            kept.text()
+                .await
+                .unwrap()
+                .contains("refs/heads/agent/flaky-test")
+        );
+        screenshot(&client, "worktree-restored").await;
+        let mut now = repo_state(&fx, &repo);
+        let mut before = before;
+        let extra = format!("refs/heads/agent/flaky-test {head}");
+        let refs = String::from_utf8(before.remove("refs").unwrap()).unwrap();
+        let mut expected: Vec<&str> = refs.lines().chain([extra.as_str()]).collect();
+        expected.sort();
+        assert_eq!(
+            String::from_utf8(now.remove("refs").unwrap()).unwrap(),
+            expected.join("\n")
+        );
+        let worktrees = String::from_utf8(now.remove("worktrees").unwrap()).unwrap();
+        assert!(worktrees.contains(&entry), "{worktrees}");
+        before.remove("worktrees");
+        assert_same_state(&now, &before);
     });
 }
 

@@ -111,8 +111,12 @@ export class RestoreView {
       const done = await api.restore(rp.id, confirmMoved);
       panel.hidden = true;
       result.hidden = false;
+      const kept = Array.isArray(done.keptRefs) ? done.keptRefs : [];
       result.replaceChildren('Restored. The state just before was saved as ',
-        h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.');
+        h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.',
+        kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
+          ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
+          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : null);
       this.toast(`Restored ${basename(rp.repoPath)} to ${rp.id}`, 'ok');
     } catch (e) {
       const moved = e.status === 409 && e.details && Array.isArray(e.details.moved) ? e.details.moved : null;
