@@ -109,6 +109,8 @@ pub struct Restored {
     pub moved: Vec<Moved>,
     /// Files written and removed in the worktree.
     pub files: Value,
+    /// Refs created after the point that stayed because a worktree has them checked out.
+    pub kept_refs: Vec<String>,
 }
 
 impl Restored {
@@ -118,9 +120,14 @@ impl Restored {
             "restoredFrom": self.restored_from,
             "moved": self.moved,
             "files": self.files,
+            "keptRefs": self.kept_refs,
         })
     }
 }
+
+/// A restore point's id (`rp_…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestorePointId(pub String);
 
 /// A fresh id: `rp_`, the UTC time to the millisecond, and 8 random hex digits.
 pub fn new_id(now: Timestamp) -> String {
@@ -143,15 +150,30 @@ pub async fn take(
 ) -> Result<RestorePoint, RestoreError> {
     let git = Git::new(repo, cancel);
     let id = new_id(now);
-    let (head, refmap) = capture::refs(&git, refs).await?;
+    // The reads are independent: refs, state files, the index as it is, and the
+    // worktree's changes run side by side; only entering the changes in the index copy
+    // waits for the index to be stored first.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
-    if let Some(top) = repo.worktree.as_deref() {
+    let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
         let copy = IndexCopy::new(repo).await?;
-        index = capture::index(&git, repo, &copy).await?;
-        let (w, s) = capture::worktree(&git, repo, top, &copy, &id, caps).await?;
-        (worktree, skipped) = (w, s);
-    }
-    let state = capture::state(&git, &repo.git_dir).await?;
+        let (refs, state, ix, staged) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir),
+            capture::index(&git, repo, &copy),
+            capture::changes(&git, repo, top, caps),
+        );
+        let staged = staged?;
+        index = ix?;
+        worktree = capture::build(&git, &copy, &id, &staged).await?;
+        skipped = staged.skipped;
+        (refs?, state?)
+    } else {
+        let (refs, state) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir)
+        );
+        (refs?, state?)
+    };
     let captured = json!({
         "head": head,
         "refs": refmap,
@@ -278,7 +300,7 @@ pub async fn restore_in(
         .as_object()
         .map(|m| m.clone().into_iter().collect())
         .unwrap_or_default();
-    apply::refs(&git, repo, old, &refs_now).await?;
+    let kept_refs = apply::refs(&git, repo, old, &refs_now).await?;
     apply::state(&git, &repo.git_dir, &old["state"]).await?;
     record_after(store, repo, cancel, &before).await?;
     Ok(Restored {
@@ -286,6 +308,7 @@ pub async fn restore_in(
         restored_from: point.id.clone(),
         moved,
         files,
+        kept_refs,
     })
 }
 

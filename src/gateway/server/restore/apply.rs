@@ -111,7 +111,8 @@ pub async fn worktree(
     let contents = blobs(git, &wanted).await?;
     let top = top.to_owned();
     let skipped = skipped.clone();
-    let result = crate::safe_file::off_thread(git.cancel(), move || {
+    // A restore must finish once started: no read deadline on the writes.
+    let result = tokio::task::spawn_blocking(move || {
         let (mut written, mut removed, mut failed) = (0u64, 0u64, Vec::new());
         for (mode, oid, status, path) in entries {
             let done = match status {
@@ -130,7 +131,7 @@ pub async fn worktree(
         (written, removed, failed)
     })
     .await
-    .map_err(|e| OpError::Internal(e.to_string()))?;
+    .map_err(|e| OpError::Internal(format!("restoring files stopped: {e}")))?;
     let (written, removed, failed) = result;
     if !failed.is_empty() {
         return Err(OpError::git(format!(
@@ -165,15 +166,45 @@ pub async fn index(git: &Git<'_>, repo: &Repo, captured: &Value) -> Result<(), O
     .map_err(OpError::git)
 }
 
+/// The branches checked out in the repository's other worktrees (not `own`).
+async fn checked_out_elsewhere(
+    git: &Git<'_>,
+    own: Option<&Path>,
+) -> Result<BTreeSet<String>, OpError> {
+    let out = git
+        .cmd(["worktree", "list", "--porcelain", "-z"])
+        .capture(crate::git::DEFAULT_CAP)
+        .await?;
+    let own = own.and_then(|p| std::fs::canonicalize(p).ok());
+    let mut busy = BTreeSet::new();
+    let mut this = false;
+    for field in out.sink.bytes.split(|b| *b == 0) {
+        if let Some(path) = field.strip_prefix(b"worktree ") {
+            use std::os::unix::ffi::OsStrExt;
+            let path = Path::new(std::ffi::OsStr::from_bytes(path));
+            this = own.is_some() && std::fs::canonicalize(path).ok() == own;
+        } else if let Some(branch) = field.strip_prefix(b"branch ") {
+            if !this {
+                busy.insert(String::from_utf8_lossy(branch).into_owned());
+            }
+        }
+    }
+    Ok(busy)
+}
+
 /// Moves every captured ref back in one transaction guarded on the values just read
-/// (`now`), then HEAD.
+/// (`now`), then HEAD. A ref that did not exist at capture is deleted — unless a
+/// worktree (one an operation added, say) has it checked out: that one is kept and
+/// returned, since deleting it would leave the worktree on a missing branch.
 pub async fn refs(
     git: &Git<'_>,
     repo: &Repo,
     captured: &Value,
     now: &BTreeMap<String, Value>,
-) -> Result<(), OpError> {
+) -> Result<Vec<String>, OpError> {
     let zero = zero(repo.object_format);
+    let busy = checked_out_elsewhere(git, repo.worktree.as_deref()).await?;
+    let mut kept = Vec::new();
     let mut input = Vec::new();
     if let Some(refs) = captured["refs"].as_object() {
         for (name, want) in refs {
@@ -186,6 +217,9 @@ pub async fn refs(
                 (Some(w), c) => input.extend_from_slice(
                     format!("update {name}\0{w}\0{}\0", c.unwrap_or(&zero)).as_bytes(),
                 ),
+                (None, Some(_)) if busy.contains(name) => {
+                    kept.push(name.clone());
+                }
                 (None, Some(c)) => {
                     input.extend_from_slice(format!("delete {name}\0{c}\0").as_bytes())
                 }
@@ -220,7 +254,7 @@ pub async fn refs(
         }
         (None, None) => {}
     }
-    Ok(())
+    Ok(kept)
 }
 
 /// Puts git's state files back: those captured are written, any other present is removed.

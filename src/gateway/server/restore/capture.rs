@@ -99,25 +99,27 @@ fn on_disk(top: &Path, rel: &str, caps: &Caps) -> OnDisk {
         return OnDisk::Skipped("not a regular file".into());
     }
     if meta.len() > caps.max_file_bytes {
-        return OnDisk::Skipped(format!(
-            "larger than {} MiB",
-            caps.max_file_bytes / (1024 * 1024)
-        ));
+        let cap = caps.max_file_bytes;
+        return OnDisk::Skipped(if cap >= 1024 * 1024 && cap % (1024 * 1024) == 0 {
+            format!("larger than {} MiB", cap / (1024 * 1024))
+        } else {
+            format!("larger than {cap} bytes")
+        });
     }
     OnDisk::File {
         exec: meta.permissions().mode() & 0o111 != 0,
     }
 }
 
-/// The worktree as a commit: `{commit, tree, files}` and the skipped list.
-pub async fn worktree(
+/// The worktree's changes against the index, stored as blobs: the `--index-info` input
+/// that enters them in an index copy, how many were stored, and the skipped list. Reads
+/// only the real index, so it can run beside [`index`].
+pub async fn changes(
     git: &Git<'_>,
     repo: &Repo,
     top: &Path,
-    copy: &IndexCopy,
-    id: &str,
     caps: &Caps,
-) -> Result<(Value, Vec<Value>), OpError> {
+) -> Result<Staged, OpError> {
     let changes = pins::changes(git, None).await?;
     let candidates: Vec<(String, bool)> = changes
         .into_iter()
@@ -177,9 +179,30 @@ pub async fn worktree(
         remove(&mut info, path);
         info.extend_from_slice(format!("{MODE_LINK:o} {oid}\t{path}\0").as_bytes());
     }
-    if !info.is_empty() {
+    Ok(Staged {
+        info,
+        stored: files.len() + links.len(),
+        skipped,
+    })
+}
+
+/// What [`changes`] found.
+pub struct Staged {
+    info: Vec<u8>,
+    stored: usize,
+    pub skipped: Vec<Value>,
+}
+
+/// The worktree as a commit (`{commit, tree, hashed}`): `staged` entered in the index copy.
+pub async fn build(
+    git: &Git<'_>,
+    copy: &IndexCopy,
+    id: &str,
+    staged: &Staged,
+) -> Result<Value, OpError> {
+    if !staged.info.is_empty() {
         git.cmd_on_copy(copy, ["update-index", "-z", "--index-info"])
-            .stdin(info)
+            .stdin(staged.info.clone())
             .capture(64 * 1024)
             .await?;
     }
@@ -199,8 +222,7 @@ pub async fn worktree(
         .capture(256)
         .await?;
     let commit = oid_of(&commit.sink.bytes)?;
-    let value = json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": files.len() + links.len()});
-    Ok((value, skipped))
+    Ok(json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored}))
 }
 
 /// Stores each file raw; one `hash-object` for all names without a newline, one each
