@@ -11,12 +11,15 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::fields::{ensure, parse, schema_of};
 use super::paths::{MAX_PATHS, check_rel_path};
-use super::{Ctx, Fields, Intent, OpError, Operation, Pins, Risk};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, Risk, pins, preview};
 use crate::gateway::api::FieldError;
+use crate::git::Git;
+use crate::git::write::{GitWrite, Ran};
+use crate::process::RunError;
 
 /// Longest commit message accepted, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -102,51 +105,158 @@ impl Operation for Commit {
         CommitFields::from_fields(fields).map(|_| ())
     }
 
-    async fn pin(&self, _ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
-        CommitFields::from_fields(fields)?;
-        Err(OpError::Unsupported(
-            "commit pins are not implemented yet".into(),
-        ))
+    async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
+        let f = CommitFields::from_fields(fields)?;
+        let pins = read_pins(ctx, &f).await?;
+        check_something_to_commit(ctx, &f, &pins).await?;
+        Ok(Pins(pins))
     }
 
-    async fn preview(
-        &self,
-        _ctx: Ctx<'_>,
-        _fields: &Fields,
-        _pins: &Pins,
-    ) -> Result<Value, OpError> {
-        Err(OpError::Unsupported(
-            "commit preview is not implemented yet".into(),
-        ))
+    async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, _pins: &Pins) -> Result<Value, OpError> {
+        let f = CommitFields::from_fields(fields)?;
+        preview::commit(ctx, &f).await
     }
 
-    async fn revalidate(
-        &self,
-        _ctx: Ctx<'_>,
-        _fields: &Fields,
-        _pins: &Pins,
-    ) -> Result<(), OpError> {
-        Err(OpError::Unsupported(
-            "commit revalidation is not implemented yet".into(),
-        ))
+    async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
+        let f = CommitFields::from_fields(fields)?;
+        let now = read_pins(ctx, &f).await?;
+        pins::compare(&pins.0, &now)
     }
 
-    fn intent(&self, _fields: &Fields, _pins: &Pins) -> Result<Intent, OpError> {
-        Err(OpError::Unsupported(
-            "commit intent is not implemented yet".into(),
-        ))
+    fn intent(&self, _fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
+        let parent = pins.0["head"]["oid"]
+            .as_str()
+            .or_else(|| pins.0["head"].as_str())
+            .map(str::to_owned);
+        let mut intent = Intent::default();
+        match pins.0["head"]["symbolic"].as_str() {
+            Some(target) => {
+                let head = Expect::Symbolic {
+                    target: target.to_owned(),
+                };
+                intent.pre.insert("HEAD".into(), head.clone());
+                intent.post.insert("HEAD".into(), head);
+                let before = match &parent {
+                    Some(oid) => Expect::At { oid: oid.clone() },
+                    None => Expect::Absent,
+                };
+                intent.pre.insert(target.to_owned(), before);
+                intent
+                    .post
+                    .insert(target.to_owned(), Expect::ChildOf { parent });
+            }
+            None => {
+                let oid = parent.ok_or_else(|| OpError::Internal("no HEAD pinned".into()))?;
+                intent
+                    .pre
+                    .insert("HEAD".into(), Expect::Detached { oid: oid.clone() });
+                intent
+                    .post
+                    .insert("HEAD".into(), Expect::ChildOf { parent: Some(oid) });
+            }
+        }
+        Ok(intent)
     }
 
     async fn execute(
         &self,
-        _ctx: Ctx<'_>,
-        _fields: &Fields,
+        ctx: Ctx<'_>,
+        fields: &Fields,
         _pins: &Pins,
     ) -> Result<Fields, OpError> {
-        Err(OpError::Unsupported(
-            "commit execution is not implemented yet".into(),
-        ))
+        let f = CommitFields::from_fields(fields)?;
+        let top = ctx.repo.require_worktree()?;
+        let w = GitWrite::new(top, ctx.cancel);
+        let mut commit: Vec<String> = vec!["commit".into(), "-m".into(), f.message.clone()];
+        if let Some(paths) = &f.paths {
+            let add = ["--literal-pathspecs", "add", "-A", "--"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(paths.iter().cloned());
+            checked(w.run(add).await)?;
+            super::crash::point(super::crash::MID_WRITE);
+            commit.insert(0, "--literal-pathspecs".into());
+            commit.extend(["--only".into(), "--".into()]);
+            commit.extend(paths.iter().cloned());
+        } else if f.stage_all {
+            checked(w.run(["add", "-A"]).await)?;
+            super::crash::point(super::crash::MID_WRITE);
+        }
+        checked(w.run(commit).await)?;
+        let git = Git::new(ctx.repo, ctx.cancel);
+        let sha = git
+            .head()
+            .await?
+            .ok_or_else(|| OpError::git("the commit left HEAD unborn"))?;
+        let mut out = Fields::new();
+        out.insert("commitSha".into(), json!(sha.as_str()));
+        Ok(out)
     }
+}
+
+/// A write that ran and exited non-zero is git's refusal, with its message.
+pub(crate) fn checked(ran: Result<Ran, RunError>) -> Result<Ran, OpError> {
+    let ran = ran.map_err(|e| OpError::git(e.to_string()))?;
+    if ran.ok() {
+        Ok(ran)
+    } else {
+        let text = ran.combined();
+        Err(OpError::git(text.trim().to_owned()))
+    }
+}
+
+/// HEAD, the whole index, and (for `paths`/`stageAll`) every change that would be staged.
+async fn read_pins(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
+    let top = ctx.repo.require_worktree()?;
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let head = pins::head(&git).await?;
+    let index = pins::index_digest(&git).await?;
+    let mut out = json!({"head": head.to_json(), "index": index});
+    if f.paths.is_some() || f.stage_all {
+        let changes = pins::changes(&git, f.paths.as_deref()).await?;
+        out["changes"] = pins::change_states(&git, top, changes).await?;
+    }
+    Ok(out)
+}
+
+/// Refuses a proposal that would commit nothing, naming the field to fix.
+async fn check_something_to_commit(
+    ctx: Ctx<'_>,
+    f: &CommitFields,
+    pins: &Value,
+) -> Result<(), OpError> {
+    let changes = pins["changes"].as_object();
+    if let (Some(paths), Some(changes)) = (&f.paths, changes) {
+        for p in paths {
+            let p = p.trim_end_matches('/').trim_start_matches("./");
+            let prefix = format!("{p}/");
+            if !changes.keys().any(|c| c == p || c.starts_with(&prefix)) {
+                return Err(OpError::invalid(
+                    "paths",
+                    format!("`{p}` has no change to commit"),
+                ));
+            }
+        }
+        return Ok(());
+    }
+    if f.stage_all {
+        if changes.is_none_or(|c| c.is_empty()) {
+            return Err(OpError::invalid("stageAll", "there is no change to commit"));
+        }
+        return Ok(());
+    }
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let staged = git
+        .cmd(["diff", "--cached", "--quiet", "--no-ext-diff"])
+        .capture_allowing(0, &[0, 1])
+        .await?;
+    if staged.code == Some(0) {
+        return Err(OpError::invalid(
+            "paths",
+            "nothing is staged: list the paths to commit or set stageAll",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,10 +16,15 @@
 //! revalidate (under the repository lock) → intent → execute → the intent's post-state
 //! ```
 
+pub mod branch;
 pub mod commit;
+pub mod crash;
 mod fields;
 pub mod intent;
 pub mod paths;
+pub mod pins;
+mod preview;
+pub mod worktree;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -175,7 +180,7 @@ pub trait Operation: Send + Sync {
 }
 
 /// Every operation type this build implements, in the order tools list them.
-pub static ALL: &[&dyn Operation] = &[&commit::Commit];
+pub static ALL: &[&dyn Operation] = &[&worktree::Worktree, &commit::Commit, &branch::Branch];
 
 /// The operation type named `kind`, if this build implements it.
 pub fn find(kind: &str) -> Option<&'static dyn Operation> {
@@ -203,7 +208,9 @@ mod tests {
 
     #[test]
     fn risks_follow_the_contract_labels() {
-        assert_eq!(find("commit").unwrap().risk(), Risk::Low);
+        for kind in ["commit", "branch", "worktree"] {
+            assert_eq!(find(kind).unwrap().risk(), Risk::Low, "{kind}");
+        }
         assert_eq!(serde_json::to_value(Risk::High).unwrap(), "high");
     }
 
