@@ -29,15 +29,123 @@ fn commit_args(repo: &Path) -> Value {
     json!({"repoPath": repo, "reason": "the fix is done", "message": "Fix it", "paths": ["src/lib.rs"]})
 }
 
-/// One preview call against a peer serving `replies`; the result and what the peer saw.
+/// One commit preview against a peer serving `replies`; the result and what the peer saw.
 fn propose(fx: &Fixture, args: Value, replies: Vec<Reply>) -> (Value, Vec<Request>) {
+    propose_with(fx, "operation.preview.commit", args, replies)
+}
+
+fn propose_with(
+    fx: &Fixture,
+    tool: &str,
+    args: Value,
+    replies: Vec<Reply>,
+) -> (Value, Vec<Request>) {
     let peer = Peer::start(replies);
     let env = [
         ("FLUXGIT_MCP_HANDSHAKE_ADDR", peer.addr.as_str()),
         ("FLUXGIT_MCP_AGENT_DETECTION_DISABLED", "1"),
     ];
-    let result = fx.server(&[], &env).call("operation.preview.commit", args);
+    let result = fx.server(&[], &env).call(tool, args);
     (result, peer.requests())
+}
+
+fn accepting() -> Vec<Reply> {
+    vec![
+        Reply::Json(202, accepted()),
+        Reply::Json(200, record("pending")),
+    ]
+}
+
+/// The operation's own fields of a proposal body: the common ones taken out.
+fn own_fields(body: &Value) -> Value {
+    let mut own = body.clone();
+    for key in [
+        "previewId",
+        "agentId",
+        "operationType",
+        "repoPath",
+        "reason",
+        "requestedAt",
+        "idempotencyKey",
+    ] {
+        own.as_object_mut().unwrap().remove(key);
+    }
+    own
+}
+
+#[test]
+fn operation_preview_branch_posts_its_own_fields_to_its_own_route() {
+    let fx = Fixture::new();
+    let repo = repo(&fx);
+    let tool = "operation.preview.branch";
+    let args = json!({"repoPath": repo, "reason": "start the fix", "name": "agent/fix",
+                      "startPoint": "main", "checkout": false, "idempotencyKey": "k1"});
+    let (result, requests) = propose_with(&fx, tool, args, accepting());
+    assert_eq!(
+        (result["tool"].as_str(), result["operationType"].as_str()),
+        (Some(tool), Some("branch")),
+        "{result}"
+    );
+    assert_eq!(requests[0].path, "/v1/mcp/operation/preview/branch");
+    assert_eq!(requests[0].body["operationType"], "branch");
+    // Scoped to the type: the same client key on a commit names another intent.
+    assert_eq!(requests[0].body["idempotencyKey"], "branch:k1");
+    assert_eq!(
+        own_fields(&requests[0].body),
+        json!({"name": "agent/fix", "startPoint": "main", "checkout": false})
+    );
+    let peer = Peer::start(accepting());
+    let mut server = fx.server(&[], &peer.env());
+    let base = json!({"repoPath": repo, "reason": "r", "name": "agent/fix"});
+    assert_refused(
+        &mut server,
+        tool,
+        &base,
+        "name",
+        &[json!(""), json!("-x"), json!("a..b"), json!(7)],
+    );
+    assert_refused(&mut server, tool, &base, "checkout", &[json!("yes")]);
+    assert!(peer.requests().is_empty());
+}
+
+#[test]
+fn operation_preview_worktree_posts_its_own_fields_to_its_own_route() {
+    let fx = Fixture::new();
+    let repo = repo(&fx);
+    let tool = "operation.preview.worktree";
+    let target = fx.path("wt");
+    let args = json!({"repoPath": repo, "reason": "a parallel task", "branch": "agent/wt", "path": target});
+    let (result, requests) = propose_with(&fx, tool, args, accepting());
+    assert_eq!(result["accepted"], true, "{result}");
+    assert_eq!(requests[0].path, "/v1/mcp/operation/preview/worktree");
+    assert_eq!(
+        own_fields(&requests[0].body),
+        json!({"branch": "agent/wt", "path": target})
+    );
+    assert!(
+        requests[0].body["idempotencyKey"]
+            .as_str()
+            .unwrap()
+            .starts_with("worktree:auto-")
+    );
+    let peer = Peer::start(accepting());
+    let mut server = fx.server(&[], &peer.env());
+    let base = json!({"repoPath": repo, "reason": "r", "branch": "agent/wt"});
+    assert_refused(
+        &mut server,
+        tool,
+        &base,
+        "branch",
+        &[json!(""), json!("-b")],
+    );
+    assert_refused(
+        &mut server,
+        tool,
+        &base,
+        "path",
+        &[json!("relative/wt"), json!(7)],
+    );
+    assert!(peer.requests().is_empty());
 }
 
 fn is_millis_utc(text: &str) -> bool {
