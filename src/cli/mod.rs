@@ -5,6 +5,7 @@
 //! 3 the audit ledger does not verify.
 
 mod call;
+mod gateway;
 mod keygen;
 mod options;
 mod serve;
@@ -45,6 +46,7 @@ enum Command {
     Tools(tools::ToolsArgs),
     VerifyAudit(verify_audit::VerifyAuditArgs),
     Keygen(keygen::KeygenArgs),
+    Gateway(gateway::GatewayArgs),
 }
 
 /// Parses `args` (without the program name) and runs the verb.
@@ -65,6 +67,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::Tools(args)) => args.run(),
         Some(Command::VerifyAudit(args)) => args.run(),
         Some(Command::Keygen(args)) => args.run(),
+        Some(Command::Gateway(args)) => args.run(),
     }
 }
 

@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The first schema.
 ///
@@ -79,6 +79,21 @@ CREATE TABLE restore_points (
     skipped_json   TEXT NOT NULL
 ) STRICT;
 CREATE INDEX restore_points_repo ON restore_points (repo_path, created_at);
+";
+
+/// What the approval page shows beside the lifecycle, and how far the audit has followed it.
+///
+/// `pins_json` holds the preconditions read at proposal time, `preview_json` the card's
+/// preview (or `{"error":…}` when it could not be computed); both stay null while the
+/// preview is being computed. `audit_cursor` is the last transition `seq` written to the
+/// audit ledger, so a restart audits exactly what it had not yet.
+const V2: &str = "
+ALTER TABLE proposals ADD COLUMN pins_json TEXT;
+ALTER TABLE proposals ADD COLUMN preview_json TEXT;
+CREATE TABLE audit_cursor (
+    id  INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
+    seq INTEGER NOT NULL
+) STRICT;
 ";
 
 /// The schema version this build writes.
