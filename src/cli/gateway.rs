@@ -30,7 +30,7 @@ pub struct GatewayArgs {
     /// The store [default: <runDir>/gateway/gateway.db].
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Open the login link in the default browser.
+    /// Open the login link in the default browser (not available in this build: it says so).
     #[arg(long)]
     open: bool,
     /// Repositories a proposal may name must be under DIR (repeatable; adds to
@@ -127,7 +127,14 @@ impl GatewayArgs {
     }
 }
 
-fn gateway(mut options: Options, _open: bool) -> ExitCode {
+fn gateway(mut options: Options, open: bool) -> ExitCode {
+    if open {
+        // Starting a browser would be a program outside the process door's two.
+        eprintln!(
+            "gitward gateway: --open is not available in this build; open the login link \
+             printed on stdout"
+        );
+    }
     if options.config.allowed_roots.is_empty() {
         eprintln!("gitward gateway: no allowed roots set; any repository may be proposed");
     }

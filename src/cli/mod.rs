@@ -4,10 +4,15 @@
 //! Exit codes: 0 success, 1 a tool reported an error or the verb failed, 2 usage,
 //! 3 the audit ledger does not verify.
 
+mod approve;
 mod call;
 mod gateway;
+mod human;
 mod keygen;
 mod options;
+mod pending;
+mod reject;
+mod restore;
 mod serve;
 mod startup;
 mod tools;
@@ -47,6 +52,10 @@ enum Command {
     VerifyAudit(verify_audit::VerifyAuditArgs),
     Keygen(keygen::KeygenArgs),
     Gateway(gateway::GatewayArgs),
+    Pending(pending::PendingArgs),
+    Approve(approve::ApproveArgs),
+    Reject(reject::RejectArgs),
+    Restore(restore::RestoreArgs),
 }
 
 /// Parses `args` (without the program name) and runs the verb.
@@ -68,6 +77,10 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::VerifyAudit(args)) => args.run(),
         Some(Command::Keygen(args)) => args.run(),
         Some(Command::Gateway(args)) => args.run(),
+        Some(Command::Pending(args)) => args.run(),
+        Some(Command::Approve(args)) => args.run(),
+        Some(Command::Reject(args)) => args.run(),
+        Some(Command::Restore(args)) => args.run(),
     }
 }
 

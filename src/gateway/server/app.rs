@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use super::auth::Auth;
 use super::events::Events;
+use super::executor::Executor;
 use super::policy::Policy;
 use super::store::{Settings, Store, StoreError};
 use crate::audit::writer::AuditWriter;
@@ -34,6 +35,8 @@ pub struct App {
     pub ui_port: u16,
     /// The handshake listener's port, for its `Host` check.
     pub handshake_port: u16,
+    /// Carries out approved proposals and a person's restores.
+    pub executor: Arc<Executor>,
 }
 
 impl App {

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::app::{ApiError, App, host_is_own, no_store};
-use super::human::restore::view;
+use super::restore::view;
 use crate::gateway::api::{self, CancelRequest, Cancelled, ErrorCode};
 
 /// The largest body accepted: room for a 1 MiB patch and its JSON escaping.

@@ -21,6 +21,7 @@ use tokio::sync::Notify;
 use super::app::{App, StorePool};
 use super::auth::Auth;
 use super::events::{self, Events};
+use super::executor::Executor;
 use super::policy::Policy;
 use super::store::Settings;
 use super::{handshake, human};
@@ -114,10 +115,17 @@ pub async fn start(options: Options) -> Result<Started, String> {
         .login_token()
         .map(|token| format!("{ui_url}login#{token}"))
         .unwrap_or_default();
+    let config = Arc::new(options.config);
+    let executor = Executor::new(
+        options.db.clone(),
+        options.settings.clone(),
+        Arc::clone(&config),
+    );
     let app = Arc::new(App {
         store: Arc::new(store),
         policy: options.policy,
-        config: Arc::new(options.config),
+        config,
+        executor: Arc::new(executor),
         events: Events::default(),
         auth,
         audit: options.audit,

@@ -19,6 +19,7 @@
 //! without leaving a trace to audit.
 
 mod file;
+mod pins;
 mod preview;
 mod proposals;
 mod restore_points;

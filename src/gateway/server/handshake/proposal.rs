@@ -18,6 +18,9 @@ use super::{read_json, scope};
 use crate::gateway::api::{self, Accepted, ErrorCode, Proposal};
 use crate::git::Repo;
 
+/// Crash point (development builds): the proposal is stored, the `202` not yet sent.
+pub const AFTER_INSERT: &str = "after-insert";
+
 pub async fn preview(
     State(app): State<Arc<App>>,
     Path(kind): Path<String>,
@@ -53,6 +56,7 @@ pub async fn preview(
             }
         })
         .await?;
+    crate::operation::crash::point(AFTER_INSERT);
     app.changed.notify_one();
     let (status, record) = match inserted {
         Inserted::New(record) => {

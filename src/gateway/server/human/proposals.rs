@@ -26,6 +26,9 @@ const MAX_HISTORY: u32 = 100;
 /// The longest one extension may add.
 const MAX_EXTEND: u64 = 24 * 60 * 60;
 
+/// Crash point (development builds): the approval is stored, the execution not started.
+pub const AFTER_APPROVE: &str = "after-approve";
+
 #[derive(Deserialize)]
 pub struct ListQuery {
     view: Option<String>,
@@ -123,6 +126,7 @@ pub async fn approve(
         .await;
     app.changed.notify_one();
     approved?;
+    crate::operation::crash::point(AFTER_APPROVE);
     super::start_execution(&app, &id);
     Ok(axum::Json(card::load(&app, &id).await?).into_response())
 }

@@ -9,31 +9,13 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::super::app::{ApiError, App};
+use super::super::audit;
 use super::super::auth;
 use super::super::handshake::{RestoreQuery, query_repo, read_json};
-use super::super::store::{RestorePoint, is_restore_point_id};
+use super::super::restore::{RestoreError, view};
+use super::super::store::is_restore_point_id;
+use crate::audit::writer::Durability;
 use crate::gateway::api::ErrorCode;
-
-/// A restore point as the page, the CLI and the read bridge show it.
-pub fn view(point: &RestorePoint) -> Value {
-    let captured = &point.captured;
-    json!({
-        "id": point.id,
-        "repoPath": point.repo_path,
-        "operationType": point.operation_type,
-        "previewId": point.preview_id,
-        "createdAt": point.created_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        "headBefore": captured.get("headBefore").cloned().unwrap_or(Value::Null),
-        "headAfter": captured.get("headAfter").cloned().unwrap_or(Value::Null),
-        "captured": {
-            "refs": captured.get("refs").cloned().unwrap_or(Value::Null),
-            "index": captured.get("index").cloned().unwrap_or(Value::Null),
-            "worktree": captured.get("worktree").cloned().unwrap_or(Value::Null),
-        },
-        "skipped": point.skipped,
-        "restorable": captured.get("restorable").and_then(Value::as_bool).unwrap_or(true),
-    })
-}
 
 /// `GET /api/restore-points?repoPath=&limit=`.
 pub async fn list(
@@ -52,7 +34,8 @@ pub async fn list(
     Ok(axum::Json(json!({"restorePoints": views})).into_response())
 }
 
-/// `POST /api/restore-points/{id}/restore` `{confirmMoved}`.
+/// `POST /api/restore-points/{id}/restore` `{confirmMoved}`: refused with 409 and what
+/// moved when the repository moved on since and the person has not confirmed.
 pub async fn restore(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -61,14 +44,51 @@ pub async fn restore(
 ) -> Result<Response, ApiError> {
     let caller = auth::authenticate(&app, &headers)?;
     auth::check_change(&headers, &caller)?;
-    let _value = read_json(&headers, body).await?;
+    let value = read_json(&headers, body).await?;
     if !is_restore_point_id(&id) {
         return Err(ApiError::not_found());
     }
-    let point = app.store.run(move |s| s.restore_point(&id)).await?;
-    let _point = point.ok_or_else(ApiError::not_found)?;
-    Err(ApiError::new(
-        ErrorCode::NotImplemented,
-        "restoring is not available in this build",
-    ))
+    let confirm = value.get("confirmMoved").and_then(Value::as_bool) == Some(true);
+    let point = app
+        .store
+        .run({
+            let id = id.clone();
+            move |s| s.restore_point(&id)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let cancel = crate::process::CancellationToken::new();
+    let restored = app.executor.restore(&id, confirm, &cancel).await;
+    let channel = caller.channel();
+    let outcome = match &restored {
+        Ok(r) => (Some(r.restore_point_id.clone()), Ok(())),
+        Err(e) => (None, Err(e.to_string())),
+    };
+    if !matches!(
+        restored,
+        Err(RestoreError::Moved { .. } | RestoreError::NotFound(_))
+    ) {
+        if let Some(writer) = &app.audit {
+            let entry = audit::restore_entry(
+                &point.repo_path,
+                &id,
+                outcome.0.as_deref(),
+                channel,
+                outcome.1.as_ref().map(|_| ()).map_err(String::as_str),
+            );
+            let _ = writer
+                .submit_waiting(Box::new(move || entry), Durability::Written)
+                .await;
+        }
+    }
+    match restored {
+        Ok(restored) => Ok(axum::Json(restored.to_json()).into_response()),
+        Err(RestoreError::NotFound(_)) => Err(ApiError::not_found()),
+        Err(RestoreError::Moved { moved }) => Err(ApiError::new(
+            ErrorCode::Conflict,
+            "the repository moved on since this restore point; confirm to restore anyway",
+        )
+        .with_details(json!({"moved": moved}))),
+        Err(e) => Err(ApiError::internal(e.to_string())),
+    }
 }

@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The first schema.
 ///
@@ -81,15 +81,16 @@ CREATE TABLE restore_points (
 CREATE INDEX restore_points_repo ON restore_points (repo_path, created_at);
 ";
 
-/// What the approval page shows beside the lifecycle, and how far the audit has followed it.
-///
-/// `pins_json` holds the preconditions read at proposal time, `preview_json` the card's
-/// preview (or `{"error":…}` when it could not be computed); both stay null while the
-/// preview is being computed. `audit_cursor` is the last transition `seq` written to the
-/// audit ledger, so a restart audits exactly what it had not yet.
+/// The preconditions pinned when a proposal arrived (compared again before its write)
+/// and the preview computed for its card, each the operation type's own JSON.
 const V2: &str = "
 ALTER TABLE proposals ADD COLUMN pins_json TEXT;
 ALTER TABLE proposals ADD COLUMN preview_json TEXT;
+";
+
+/// How far the audit ledger has followed the transition log: the last transition `seq`
+/// written to it, so a restart audits exactly what it had not yet.
+const V3: &str = "
 CREATE TABLE audit_cursor (
     id  INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
     seq INTEGER NOT NULL

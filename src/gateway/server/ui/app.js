@@ -43,8 +43,8 @@ const actions = {
     }
   },
   showRestorePoint(repoPath, id) {
+    restoreView.focus(repoPath, id);
     show('restore');
-    restoreView.show(repoPath, id);
   },
 };
 
@@ -81,9 +81,29 @@ const restoreView = new RestoreView({
   refresh: $('restore-refresh'), toast,
 });
 
-function upsert(card) {
-  if (!card || !card.previewId) return;
-  const before = queue.get(card.previewId);
+/** The latest state of every card this page has seen, to order late events against. */
+const known = new Map();
+const RANK = { pending: 0, approved: 1, executing: 2 };
+const rank = (status) => RANK[status] ?? 3;
+
+/**
+ * Events may arrive out of order (a snapshot read before the preview was stored can be
+ * sent after it): a card never moves back in its lifecycle, and a computed preview
+ * never disappears again.
+ */
+function newer(before, card) {
+  if (!before) return card;
+  if (rank(card.status) < rank(before.status)) return null;
+  if (before.preview && !card.preview) return { ...card, preview: before.preview, previewPending: false };
+  return card;
+}
+
+function upsert(incoming) {
+  if (!incoming || !incoming.previewId) return;
+  const before = known.get(incoming.previewId);
+  const card = newer(before, incoming);
+  if (!card) return;
+  known.set(card.previewId, card);
   queue.upsert(card);
   if (state.historyLoaded) historyList.upsert(card);
   restoreView.addRepo(card.repoPath);
@@ -107,10 +127,7 @@ function show(view) {
   }
   for (const section of document.querySelectorAll('.view')) section.hidden = section.dataset.view !== view;
   if (view === 'history') loadHistory();
-  if (view === 'restore' && !restoreView.loadedOnce) {
-    restoreView.loadedOnce = true;
-    restoreView.load();
-  }
+  if (view === 'restore') restoreView.load();
 }
 
 async function loadQueue() {
@@ -118,6 +135,10 @@ async function loadQueue() {
   performance.mark('gw-render-start');
   const cards = await api.proposals('pending');
   performance.mark('gw-fetched');
+  for (const c of cards) {
+    restoreView.addRepo(c.repoPath);
+    known.set(c.previewId, c);
+  }
   queue.setAll(cards);
   performance.mark('gw-render-end');
   performance.measure('gw-render', 'gw-fetched', 'gw-render-end');
@@ -130,7 +151,9 @@ async function loadQueue() {
 
 async function loadHistory() {
   try {
-    historyList.setAll(await api.proposals('history'));
+    const cards = await api.proposals('history');
+    for (const c of cards) restoreView.addRepo(c.repoPath);
+    historyList.setAll(cards);
     state.historyLoaded = true;
   } catch (e) {
     toast(e.message, 'error');

@@ -24,15 +24,20 @@ export class RestoreView {
     this.select.appendChild(h('option', { value: repoPath, title: repoPath, text: basename(repoPath) }));
   }
 
-  /** Shows the restore points of `repoPath` with `id` highlighted. */
-  async show(repoPath, id) {
+  /** The next load shows the restore points of `repoPath` with `id` highlighted. */
+  focus(repoPath, id) {
     this.addRepo(repoPath);
-    this.select.value = repoPath || '';
+    if (repoPath) this.select.value = repoPath;
     this.highlightId = id;
-    await this.load();
   }
 
   async load() {
+    if (!this.select.value && this.select.options.length) this.select.selectedIndex = 0;
+    if (!this.select.value) {
+      this.list.replaceChildren();
+      this.empty.hidden = false;
+      return;
+    }
     this.list.setAttribute('aria-busy', 'true');
     try {
       const points = await api.restorePoints(this.select.value, 100);
@@ -106,8 +111,12 @@ export class RestoreView {
       const done = await api.restore(rp.id, confirmMoved);
       panel.hidden = true;
       result.hidden = false;
+      const kept = Array.isArray(done.keptRefs) ? done.keptRefs : [];
       result.replaceChildren('Restored. The state just before was saved as ',
-        h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.');
+        h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.',
+        kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
+          ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
+          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : null);
       this.toast(`Restored ${basename(rp.repoPath)} to ${rp.id}`, 'ok');
     } catch (e) {
       const moved = e.status === 409 && e.details && Array.isArray(e.details.moved) ? e.details.moved : null;
