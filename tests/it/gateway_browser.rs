@@ -1,6 +1,6 @@
 //! The approval page in a real browser: headless chromium (through chromedriver) on the
-//! real `gitward gateway`, proposals made through the handshake API as a sidecar makes
-//! them, decisions made by clicking, and every outcome checked with plain git.
+//! real `gitward gateway`, proposals made through the sidecar's MCP tool or the handshake
+//! API, decisions made by clicking, and every outcome checked with plain git.
 
 mod harness;
 
@@ -197,12 +197,19 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
         let old_head = fx.git(&repo, &["rev-parse", "HEAD"]);
         sign_in(&client, &gw.login).await;
         let message = "Compare password hashes in constant time\n\nAnd audit failed logins.";
-        let id = gw.propose(
-            "commit",
-            &repo,
-            "Harden the login check against timing attacks.",
-            json!({"message": message, "paths": ["src/login.rs", "src/audit.rs"]}),
+        // The agent proposes through the sidecar's MCP tool, as a host would.
+        let env = [
+            ("FLUXGIT_MCP_HANDSHAKE_ADDR", gw.handshake.as_str()),
+            ("FLUXGIT_MCP_AGENT_DETECTION_DISABLED", "1"),
+        ];
+        let mut sidecar = fx.server(&[], &env);
+        let proposed = sidecar.call(
+            "operation.preview.commit",
+            json!({"repoPath": repo, "reason": "Harden the login check against timing attacks.",
+                   "message": message, "paths": ["src/login.rs", "src/audit.rs"]}),
         );
+        assert_eq!(proposed["accepted"], true, "{proposed}");
+        let id = proposed["previewId"].as_str().unwrap().to_owned();
         // The card arrives live and lists exactly the proposed files, with the diff.
         let card = format!("article.card[data-id='{id}']");
         find(&client, &format!("{card} .file[data-path='src/audit.rs']")).await;
@@ -223,6 +230,10 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
         let record = gw.wait_terminal(&id);
         assert_eq!(record["status"], "completed", "{record}");
         assert_eq!(record["decidedBy"]["channel"], "web");
+        // The agent learns the outcome through `operation.status`, record and all.
+        let status = sidecar.call("operation.status", json!({ "previewId": id }));
+        assert_eq!(status["status"], "completed", "{status}");
+        assert_eq!(status["data"], record);
         let sha = record["result"]["commitSha"].as_str().unwrap().to_owned();
         let rp = record["result"]["restorePointId"]
             .as_str()

@@ -36,6 +36,7 @@ mod interop;
 mod interop_ts;
 mod load;
 mod operation_cancel;
+mod operation_e2e;
 mod operation_hostile;
 mod operation_peer;
 mod operation_preview;

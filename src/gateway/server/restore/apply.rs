@@ -16,15 +16,53 @@ use crate::git::{Git, Repo};
 use crate::operation::OpError;
 use crate::parse::cat_file_batch::{Answer, Batch};
 
-/// Objects fetched per `cat-file --batch` run.
-const BATCH: usize = 64;
+/// Bytes of object contents held at once: objects are fetched in runs of about this much.
+const BATCH_BYTES: u64 = 256 * 1024 * 1024;
 /// Largest blob a restore writes.
 const MAX_BLOB: usize = 1 << 30;
+
+/// `oids` in runs whose sizes (from one `cat-file --batch-check`) add up to about
+/// [`BATCH_BYTES`], so a restore of many files starts few processes and never holds much.
+async fn runs(git: &Git<'_>, oids: &[String]) -> Result<Vec<Vec<String>>, OpError> {
+    let input: Vec<u8> = oids
+        .iter()
+        .flat_map(|o| format!("{o}\n").into_bytes())
+        .collect();
+    let out = git
+        .cmd(["cat-file", "--batch-check=%(objectname) %(objectsize)"])
+        .stdin(input)
+        .capture(crate::git::DEFAULT_CAP * 4)
+        .await?;
+    let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+    let mut held = 0u64;
+    for (oid, line) in oids
+        .iter()
+        .zip(String::from_utf8_lossy(&out.sink.bytes).lines())
+    {
+        let size: u64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if held + size > BATCH_BYTES && runs.last().is_some_and(|r| !r.is_empty()) {
+            runs.push(Vec::new());
+            held = 0;
+        }
+        held += size;
+        if let Some(run) = runs.last_mut() {
+            run.push(oid.clone());
+        }
+    }
+    Ok(runs)
+}
 
 /// The contents of `oids`, by id.
 async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>>, OpError> {
     let mut out = HashMap::new();
-    for chunk in oids.chunks(BATCH) {
+    if oids.is_empty() {
+        return Ok(out);
+    }
+    for chunk in runs(git, oids).await? {
         let input: Vec<u8> = chunk
             .iter()
             .flat_map(|o| format!("{o}\n").into_bytes())
