@@ -136,6 +136,68 @@ impl From<crate::git::GitError> for ToolError {
     }
 }
 
+/// The write handshake's one mapping onto the product codes: 10003 whenever no answer of
+/// the gateway can be relied on (none configured, an invalid address, unreachable, too
+/// slow, malformed), 10005 for an id it does not know, 10006 for a refusal (its body
+/// passed on whole), 10007 for an unsafe preview id.
+impl From<crate::gateway::client::GatewayError> for ToolError {
+    fn from(err: crate::gateway::client::GatewayError) -> Self {
+        use crate::gateway::client::GatewayError as E;
+        let message = err.to_string();
+        let unavailable = |configured: bool, reason: &str, details: Option<String>| {
+            ToolError::new(
+                code::HANDSHAKE_UNAVAILABLE,
+                message.clone(),
+                json!({
+                    "tier": "fluxgit-write-handshake",
+                    "gatewayConfigured": configured,
+                    "reason": reason,
+                    "details": details,
+                    "agentRecommendation": if configured {
+                        "Check that `gitward gateway` is running at the configured address, then retry with the same idempotencyKey."
+                    } else {
+                        "Start `gitward gateway` and set FLUXGIT_MCP_HANDSHAKE_ADDR to its handshake address (127.0.0.1:PORT)."
+                    },
+                }),
+            )
+        };
+        match err {
+            E::NotConfigured => unavailable(false, "not configured", None),
+            E::InvalidAddress(why) => unavailable(false, "invalid handshake address", Some(why)),
+            E::Unreachable(why) => unavailable(true, "unreachable", Some(why)),
+            E::Timeout(after) => unavailable(
+                true,
+                "timeout",
+                Some(format!("no answer within {} ms", after.as_millis())),
+            ),
+            E::Malformed(why) => unavailable(true, "malformed answer", Some(why)),
+            E::Cancelled => unavailable(true, "cancelled", None),
+            E::Refused { status, body } => ToolError::new(
+                code::PROPOSAL_REFUSED,
+                match body.pointer("/error/message").and_then(Value::as_str) {
+                    Some(why) => format!("{message}: {}", trim_details(why)),
+                    None => message,
+                },
+                json!({ "httpStatus": status, "gateway": body }),
+            ),
+            E::UnknownPreview(id) => ToolError::new(
+                code::PREVIEW_UNKNOWN,
+                message,
+                json!({
+                    "previewId": id,
+                    "reason": "unknown previewId",
+                    "agentRecommendation": "Use the previewId a preview tool returned. A proposal the gateway pruned after its retention ended cannot be read again; do not propose again only because of a restart.",
+                }),
+            ),
+            E::UnsafePreviewId(shown) => ToolError::new(
+                code::PREVIEW_ID_UNSAFE,
+                format!("{message}; it was not followed"),
+                json!({ "previewId": shown, "reason": "expected a lowercase hyphenated UUID" }),
+            ),
+        }
+    }
+}
+
 /// A parse failure is our bug or a git we do not understand; never the caller's.
 impl From<crate::parse::ParseError> for ToolError {
     fn from(err: crate::parse::ParseError) -> Self {

@@ -23,6 +23,7 @@ pub mod gateway;
 pub mod git;
 pub mod model;
 pub mod observe;
+pub mod operation;
 pub mod parse;
 pub mod presence;
 pub mod process;

@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! mcp_bench calls GITWARD N TOOL ARGS_JSON   start once, then N modern tools/call
+//! mcp_bench latency GITWARD N TOOL ARGS_JSON start once, then N tools/call one after
+//!     another, each timed: prints min, median, p95 and mean
 //! mcp_bench startup GITWARD RUNS             process start → answered initialize, RUNS times
 //! mcp_bench peak GITWARD TOOL ARGS_JSON      one call, then the server's own peak RSS
 //! mcp_bench burst GITWARD N TOOL ARGS_JSON  N calls at once on one connection: time to the
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["calls", bin, n, tool, json] => calls(bin, n.parse().unwrap_or(1), tool, json),
+        ["latency", bin, n, tool, json] => latency(bin, n.parse().unwrap_or(100), tool, json),
         ["startup", bin, runs] => startup(bin, runs.parse().unwrap_or(100)),
         ["peak", bin, tool, json] => peak(bin, tool, json),
         ["burst", bin, n, tool, json] => burst(bin, n.parse().unwrap_or(1000), tool, json),
@@ -48,7 +51,7 @@ fn main() -> ExitCode {
             Direct::replay(repo, onto, pairs)
                 .and_then(|direct| vs(bin, rounds.parse().unwrap_or(20), tool, json, &direct))
         }
-        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | burst GITWARD N TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
+        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | latency GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | burst GITWARD N TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -284,6 +287,27 @@ fn calls(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
         }
     }
     peer.stop();
+    Ok(())
+}
+
+fn latency(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
+    let arguments: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
+    let mut peer = Peer::start(bin)?;
+    peer.ask(&json!({ "jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": { "_meta": meta() } }))?;
+    let mut times = Vec::with_capacity(n as usize);
+    for id in 1..=n {
+        let started = Instant::now();
+        let reply = peer.ask(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "_meta": meta(), "name": tool, "arguments": arguments },
+        }))?;
+        times.push(started.elapsed());
+        if reply["result"]["isError"] != json!(false) {
+            return Err(format!("{tool} failed: {reply}"));
+        }
+    }
+    peer.stop();
+    report(&format!("{tool} ({n} calls)"), times);
     Ok(())
 }
 

@@ -4,9 +4,15 @@
 //! Exit codes: 0 success, 1 a tool reported an error or the verb failed, 2 usage,
 //! 3 the audit ledger does not verify.
 
+mod approve;
 mod call;
+mod gateway;
+mod human;
 mod keygen;
 mod options;
+mod pending;
+mod reject;
+mod restore;
 mod serve;
 mod startup;
 mod tools;
@@ -45,6 +51,11 @@ enum Command {
     Tools(tools::ToolsArgs),
     VerifyAudit(verify_audit::VerifyAuditArgs),
     Keygen(keygen::KeygenArgs),
+    Gateway(gateway::GatewayArgs),
+    Pending(pending::PendingArgs),
+    Approve(approve::ApproveArgs),
+    Reject(reject::RejectArgs),
+    Restore(restore::RestoreArgs),
 }
 
 /// Parses `args` (without the program name) and runs the verb.
@@ -65,6 +76,11 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::Tools(args)) => args.run(),
         Some(Command::VerifyAudit(args)) => args.run(),
         Some(Command::Keygen(args)) => args.run(),
+        Some(Command::Gateway(args)) => args.run(),
+        Some(Command::Pending(args)) => args.run(),
+        Some(Command::Approve(args)) => args.run(),
+        Some(Command::Reject(args)) => args.run(),
+        Some(Command::Restore(args)) => args.run(),
     }
 }
 

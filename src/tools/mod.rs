@@ -11,6 +11,7 @@ pub mod conflict;
 pub mod diff;
 pub mod fleet;
 pub mod input;
+pub mod operation;
 pub mod repo;
 pub mod specs;
 pub mod submodule;
@@ -96,8 +97,23 @@ pub trait Tool: Send + Sync + 'static {
     }
 }
 
-type Invoke =
-    fn(CallCtx, Value) -> Pin<Box<dyn Future<Output = Result<(Value, String), ToolError>> + Send>>;
+/// A call in flight: the structured result and its text block, or the failure.
+pub type Invoked = Pin<Box<dyn Future<Output = Result<(Value, String), ToolError>> + Send>>;
+
+/// Runs one call. A closure, so a tool built at start-up from data (one preview tool per
+/// operation type) can keep what it was built from.
+pub type Invoke = Box<dyn Fn(CallCtx, Value) -> Invoked + Send + Sync>;
+
+/// What `tools/list` shows of a tool built with [`ToolDef::dynamic`].
+pub struct About {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub toolset: Toolset,
+    pub annotations: Annotations,
+    pub input_schema: Value,
+    pub output_schema: Value,
+}
 
 /// A tool with its types erased, as the registry keeps it.
 pub struct ToolDef {
@@ -122,7 +138,7 @@ impl ToolDef {
             annotations: T::ANNOTATIONS,
             input_schema: input::schema_of::<T::Input>(),
             output_schema: input::output_schema_of::<T::Output>(),
-            invoke: |ctx, args| {
+            invoke: Box::new(|ctx, args| {
                 Box::pin(async move {
                     let input = input::parse::<T::Input>(args)?;
                     let output = T::call(ctx, input).await?;
@@ -131,8 +147,24 @@ impl ToolDef {
                     let text = T::text_of(&output, &structured);
                     Ok((structured, text))
                 })
-            },
+            }),
             text: T::text,
+        }
+    }
+
+    /// A tool described by data rather than a type: `invoke` parses its own arguments,
+    /// and its text block is the compact JSON of the structured result.
+    pub fn dynamic(about: About, invoke: Invoke) -> ToolDef {
+        ToolDef {
+            name: about.name,
+            title: about.title,
+            description: about.description,
+            toolset: about.toolset,
+            annotations: about.annotations,
+            input_schema: about.input_schema,
+            output_schema: about.output_schema,
+            invoke,
+            text: Value::to_string,
         }
     }
 
@@ -166,7 +198,7 @@ impl ToolDef {
 
 /// Every tool, in `tools/list` order.
 pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
-    vec![
+    let mut all = vec![
         ToolDef::of::<repo::brief::Brief>(),
         ToolDef::of::<repo::scope::Scope>(),
         ToolDef::of::<repo::status::Status>(),
@@ -186,12 +218,18 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<fleet::radar::Radar>(),
         ToolDef::of::<fleet::digest::Digest>(),
         ToolDef::of::<agents::presence::Presence>(),
+        ToolDef::of::<operation::status::OperationStatus>(),
+    ];
+    all.extend(operation::preview::tools());
+    all.push(ToolDef::of::<operation::cancel::OperationCancel>());
+    all.extend([
         ToolDef::of::<specs::Explore>(),
         ToolDef::of::<specs::CreatePlan>(),
         ToolDef::of::<specs::CreateProposal>(),
         ToolDef::of::<specs::ApplyChange>(),
         ToolDef::of::<specs::ArchiveChange>(),
-    ]
+    ]);
+    all
 });
 
 /// The tools this configuration serves, in order.

@@ -9,6 +9,9 @@ use crate::tools::{self, ToolDef};
 /// The tool a model should call first for a repository, when it is served.
 const FIRST_CALL: &str = "repo.brief";
 
+/// Where a proposal's outcome is read.
+const STATUS: &str = "operation.status";
+
 pub fn instructions(config: &Config) -> String {
     let served: Vec<&ToolDef> = tools::visible(config).collect();
     let git: Vec<&str> = served
@@ -21,9 +24,15 @@ pub fn instructions(config: &Config) -> String {
         .filter(|t| t.toolset == Toolset::Specs)
         .map(|t| t.name)
         .collect();
+    // Proposals write nothing themselves: a person decides, the gateway writes.
+    let proposing: Vec<&str> = served
+        .iter()
+        .filter(|t| t.toolset == Toolset::Ops && !t.annotations.read_only)
+        .map(|t| t.name)
+        .collect();
     let writing: Vec<&str> = served
         .iter()
-        .filter(|t| !t.annotations.read_only)
+        .filter(|t| t.toolset != Toolset::Ops && !t.annotations.read_only)
         .map(|t| t.name)
         .collect();
 
@@ -53,8 +62,16 @@ pub fn instructions(config: &Config) -> String {
             specs.join(", ")
         ));
     }
-    parts.push(if writing.is_empty() {
+    if !proposing.is_empty() {
+        parts.push(format!(
+            "{} only propose: a person approves or rejects each proposal in the approval gateway, which then carries it out. An accepted proposal is not a done change; poll {STATUS} until it is completed before reporting a Git outcome.",
+            proposing.join(", ")
+        ));
+    }
+    parts.push(if writing.is_empty() && proposing.is_empty() {
         "Every tool served here is read-only.".to_owned()
+    } else if writing.is_empty() {
+        "Every other tool served here is read-only.".to_owned()
     } else {
         format!(
             "{} may write files; every other tool only reads.",

@@ -11,7 +11,7 @@ use crate::common::{Fixture, registry};
 
 /// The branch name the file outside every repository holds; no answer may contain it,
 /// whole or shortened the way branch names are shown.
-const SECRET: &str = "secret-7f3e9a-outside";
+pub(crate) const SECRET: &str = "secret-7f3e9a-outside";
 
 /// How long the whole sweep may take before the server is killed. Not a timing assert: a
 /// hang (a tool blocked on a FIFO, say) is the only thing that gets near it.
@@ -56,7 +56,7 @@ fn append(path: &Path, text: &str) {
 }
 
 /// The hostile repositories, each armed with canaries writing to `marker`.
-fn hostile_repos(fx: &Fixture, marker: &Path) -> Vec<(&'static str, PathBuf)> {
+pub(crate) fn hostile_repos(fx: &Fixture, marker: &Path) -> Vec<(&'static str, PathBuf)> {
     let mut repos = Vec::new();
 
     // Drivers whose names contain `=`, chosen by `.git/info/attributes`.

@@ -9,6 +9,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::common::{Fixture, gitward_bin};
+use crate::interop_ts::handshake_replies;
+use crate::operation_peer::Peer;
 
 fn venv_python() -> Option<PathBuf> {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
@@ -64,6 +66,13 @@ fn official_python_sdk_lists_and_calls_every_tool() {
         ("2026-07-28", "2026-07-28"),
         ("legacy", "2025-11-25"),
     ] {
+        // An accepting gateway for the write handshake, one reply per request in list order.
+        let peer = Peer::start(
+            served
+                .iter()
+                .flat_map(|name| handshake_replies(name.as_str().unwrap()))
+                .collect(),
+        );
         let mut cmd = Command::new(&python);
         cmd.arg(&script)
             .arg(gitward_bin())
@@ -74,6 +83,7 @@ fn official_python_sdk_lists_and_calls_every_tool() {
         for (k, v) in fx.env() {
             cmd.env(k, v);
         }
+        cmd.env("FLUXGIT_MCP_HANDSHAKE_ADDR", &peer.addr);
         let out = cmd.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Fixture, gitward_bin};
 use crate::interop::fixture_repo;
+use crate::operation_peer::{Peer, Reply};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,15 +65,24 @@ fn value_for(prop: &str, repo: &Path) -> Option<Value> {
         "path" => json!("a.txt"),
         "paths" => json!(["a.txt"]),
         "since" => json!("2020-01-01T00:00:00Z"),
+        "previewId" => json!(crate::operation_status::ID),
+        "reason" => json!("the interop run proposes this"),
+        "message" => json!("An interop commit"),
+        "name" => json!("agent/interop"),
         _ => return None,
     })
 }
 
 /// A call with valid arguments for every served read-only tool.
 fn read_calls(tools: &[Value], repo: &Path) -> Vec<Value> {
+    calls_of(tools, repo, |t| t["annotations"]["readOnlyHint"] == true)
+}
+
+/// A call with valid arguments for every served tool `pick` selects.
+fn calls_of(tools: &[Value], repo: &Path, pick: impl Fn(&Value) -> bool) -> Vec<Value> {
     tools
         .iter()
-        .filter(|t| t["annotations"]["readOnlyHint"] == true)
+        .filter(|t| pick(t))
         .map(|t| {
             let name = t["name"].as_str().unwrap();
             let schema = &t["inputSchema"];
@@ -91,6 +101,21 @@ fn read_calls(tools: &[Value], repo: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// What an accepting gateway answers to each request the call of `tool` makes.
+pub(crate) fn handshake_replies(tool: &str) -> Vec<Reply> {
+    let accepted = json!({"previewId": crate::operation_status::ID, "status": "pending",
+        "expiresAt": "2026-05-28T12:12:09.512Z"});
+    let pending = crate::operation_status::record("pending");
+    match tool {
+        "operation.status" => vec![Reply::Json(200, pending)],
+        "operation.cancel" => vec![Reply::Json(200, json!({"status": "cancelled"}))],
+        t if t.starts_with("operation.preview.") => {
+            vec![Reply::Json(202, accepted), Reply::Json(200, pending)]
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn served_tools(fx: &Fixture, args: &[&str]) -> Vec<Value> {
     let mut server = fx.server(args, &[]);
     let list = server.request("tools/list", json!({}));
@@ -106,7 +131,7 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
     let tools = served_tools(&fx, &["--allowed-root", &allowed]);
-    assert_eq!(tools.len(), 24, "the spec tools are served too");
+    assert_eq!(tools.len(), 29, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
         .stdin(Stdio::piped())
@@ -131,7 +156,19 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     let allowed = repo.display().to_string();
     let server_args = ["--allowed-root", allowed.as_str()];
     let tools = served_tools(&fx, &server_args);
-    let calls = read_calls(&tools, &repo);
+    let mut calls = read_calls(&tools, &repo);
+    // The write handshake too, against a peer that accepts: the SDK checks each
+    // structured result against the tool's outputSchema.
+    calls.extend(calls_of(&tools, &repo, |t| {
+        t["annotations"]["readOnlyHint"] == false
+            && t["name"].as_str().unwrap().starts_with("operation.")
+    }));
+    let peer = Peer::start(
+        calls
+            .iter()
+            .flat_map(|c| handshake_replies(c["name"].as_str().unwrap()))
+            .collect(),
+    );
     let errors = json!([
         { "name": "repo.status", "arguments": { "repoPath": fx.home() },
           "expect": "outside the allowed roots" },
@@ -151,6 +188,7 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
         "errors": errors,
     });
     let out = node(&fx, root())
+        .env("FLUXGIT_MCP_HANDSHAKE_ADDR", &peer.addr)
         .arg("tests/interop/ts_client.mjs")
         .arg(plan.to_string())
         .output()
@@ -172,11 +210,11 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
         .iter()
         .filter(|t| t["annotations"]["readOnlyHint"] == true)
         .count();
-    assert_eq!(read_only, 20, "19 git tools and explore");
+    assert_eq!(read_only, 21, "19 git tools, operation.status and explore");
     assert_eq!(
         summary["calls"].as_object().unwrap().len(),
-        read_only,
-        "{summary}"
+        read_only + 4,
+        "the three previews and operation.cancel too: {summary}"
     );
     assert_eq!(summary["errors"].as_object().unwrap().len(), 5, "{summary}");
     for (_, error) in summary["errors"].as_object().unwrap() {

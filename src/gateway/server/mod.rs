@@ -1,6 +1,16 @@
 //! The approval gateway's own side (`gitward gateway`): the proposal lifecycle, its
 //! durable store and the agent policy. It never imports the MCP transport or the tools.
 
+pub mod app;
+pub mod audit;
+pub mod auth;
+pub mod events;
+pub mod executor;
+pub mod handshake;
+pub mod human;
 pub mod lifecycle;
 pub mod policy;
+pub mod restore;
+pub mod run;
 pub mod store;
+pub mod ui;

@@ -19,6 +19,8 @@
 //! without leaving a trace to audit.
 
 mod file;
+mod pins;
+mod preview;
 mod proposals;
 mod restore_points;
 mod rows;
@@ -39,6 +41,7 @@ use serde_json::Value;
 
 use crate::gateway::api::{Channel, OperationResult, Proposal, Status, StatusRecord};
 
+pub use preview::CardData;
 pub use restore_points::{RestorePoint, is_restore_point_id};
 
 /// Limits the store enforces.

@@ -24,7 +24,7 @@ pub fn read_tools(server: &mut Server) -> Vec<Value> {
         .collect()
 }
 
-/// A value for each required argument any read tool has. A tool with a required field
+/// A value for each required argument any tool has. A tool with a required field
 /// not listed here fails the calling test, so a new tool cannot slip past unchecked.
 pub fn required_argument(field: &str, repo: &Path) -> Value {
     match field {
@@ -34,6 +34,11 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "commit" => json!("HEAD"),
         "targetRef" => json!("feat"),
         "since" => json!("2020-01-01T00:00:00Z"),
+        "previewId" => json!("1f3c5b9a-0c1d-4e2f-8a9b-0123456789ab"),
+        "reason" => json!("a registry-driven test proposes this"),
+        "message" => json!("A registry-driven commit"),
+        "name" => json!("agent/registry-sweep"),
+        "branch" => json!("agent/registry-worktree"),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
 }
@@ -61,5 +66,14 @@ pub fn read_tool_calls(server: &mut Server, repo: &Path) -> Vec<(String, Value)>
             let name = tool["name"].as_str().unwrap().to_owned();
             (name, minimal_arguments(tool, repo))
         })
+        .collect()
+}
+
+/// The tools that propose a change (every tool not annotated read-only, the spec tools
+/// aside: they are served only with a workspace).
+pub fn write_tools(server: &mut Server) -> Vec<Value> {
+    served_tools(server)
+        .into_iter()
+        .filter(|t| t["annotations"]["readOnlyHint"] == json!(false))
         .collect()
 }

@@ -1,0 +1,79 @@
+//! `gitward approve ID`: shows the card on the terminal and approves it once the person
+//! types the card's confirmation code. It needs a terminal: a script or an agent piping
+//! input is refused, so approving stays a person's act.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde_json::json;
+
+use super::human::{HumanApi, fail};
+use super::pending::describe;
+
+/// Approve a proposal (needs a terminal; asks for the card's confirmation code).
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The proposal's previewId.
+    id: String,
+}
+
+fn ask(question: &str) -> Option<String> {
+    let mut out = std::io::stderr().lock();
+    let _ = write!(out, "{question}");
+    let _ = out.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).ok()?;
+    Some(line.trim().to_owned())
+}
+
+impl ApproveArgs {
+    pub fn run(self) -> ExitCode {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            eprintln!(
+                "gitward approve: needs a terminal (a person types the card's confirmation \
+                 code); use the approval page otherwise"
+            );
+            return ExitCode::FAILURE;
+        }
+        let api = match HumanApi::find() {
+            Ok(api) => api,
+            Err(why) => return fail("approve", Err(why)),
+        };
+        if !crate::gateway::api::is_canonical_preview_id(&self.id) {
+            eprintln!("gitward approve: {:?} is not a previewId", self.id);
+            return ExitCode::FAILURE;
+        }
+        let card = match api.get(&format!("/api/proposals/{}", self.id)) {
+            Ok(card) => card,
+            Err(e) => return fail("approve", e),
+        };
+        eprintln!("{}", describe(&card));
+        if card["status"] != "pending" {
+            eprintln!("gitward approve: the proposal is {}", card["status"]);
+            return ExitCode::FAILURE;
+        }
+        let code = card["confirmationCode"].as_str().unwrap_or_default();
+        let typed = ask(&format!("Type {code} to approve: "));
+        if typed.as_deref() != Some(code) || code.is_empty() {
+            eprintln!("gitward approve: not approved (the code did not match)");
+            return ExitCode::FAILURE;
+        }
+        let destructive = card["needsConfirmation"] == true;
+        if destructive {
+            let typed = ask("This destroys work. Type yes to confirm: ");
+            if typed.as_deref() != Some("yes") {
+                eprintln!("gitward approve: not approved");
+                return ExitCode::FAILURE;
+            }
+        }
+        let path = format!("/api/proposals/{}/approve", self.id);
+        match api.post(&path, &json!({"confirmDestructive": destructive})) {
+            Ok(card) => {
+                eprintln!("approved; now {}", card["status"].as_str().unwrap_or("?"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail("approve", e),
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `gitward gateway`: the approval gateway — the handshake listener for sidecars and the
+//! approval page for people, both on loopback only.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::startup::{runtime, start_audit};
+use crate::config::{Config, vars};
+use crate::gateway::addr::GatewayAddr;
+use crate::gateway::server::policy::Policy;
+use crate::gateway::server::run::{self, Options};
+use crate::gateway::server::store::Settings;
+
+/// The handshake address when neither `--addr` nor the environment names one.
+const DEFAULT_ADDR: &str = "127.0.0.1:59647";
+
+/// Run the approval gateway: sidecars propose, a person approves, the gateway executes.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// The handshake listener [default: FLUXGIT_MCP_HANDSHAKE_ADDR, then its fallbacks, else 127.0.0.1:59647].
+    #[arg(long, value_name = "ADDR")]
+    addr: Option<String>,
+    /// The approval page's listener (port 0 picks a free one).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    ui_addr: String,
+    /// The store [default: <runDir>/gateway/gateway.db].
+    #[arg(long, value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Open the login link in the default browser (not available in this build: it says so).
+    #[arg(long)]
+    open: bool,
+    /// Repositories a proposal may name must be under DIR (repeatable; adds to
+    /// FLUXGIT_MCP_ALLOWED_ROOTS).
+    #[arg(long = "allowed-root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
+    /// How long a proposal waits for a decision (e.g. 90s, 30m, 2h).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    expiry: Duration,
+    /// Pending proposals one agent may have at once.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    max_pending_per_agent: u32,
+}
+
+/// `90s`, `30m`, `2h` or a number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: expected a duration such as 90s, 30m or 2h"))?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
+        _ => None,
+    }
+    .filter(|s| *s > 0)
+    .ok_or_else(|| format!("{text:?}: expected a positive duration such as 90s, 30m or 2h"))?;
+    Ok(Duration::from_secs(secs))
+}
+
+fn refuse(why: &str) -> ExitCode {
+    eprintln!("gitward gateway: {why}; refusing to start");
+    ExitCode::FAILURE
+}
+
+impl GatewayArgs {
+    pub fn run(self) -> ExitCode {
+        match self.options() {
+            Ok(options) => gateway(options, self.open),
+            Err(why) => refuse(&why),
+        }
+    }
+
+    fn options(&self) -> Result<Options, String> {
+        let config = Config::from_env(&self.roots)?;
+        let handshake = match &self.addr {
+            Some(addr) => addr.clone(),
+            None => match &config.gateway_addr {
+                Some(env) => {
+                    let parsed = GatewayAddr::parse(env)
+                        .map_err(|why| format!("{}: {why}", vars::HANDSHAKE_ADDR))?;
+                    format!("{}:{}", parsed.host, parsed.port)
+                }
+                None => DEFAULT_ADDR.to_owned(),
+            },
+        };
+        let handshake = run::parse_listen(&handshake).map_err(|e| format!("--addr {e}"))?;
+        let ui = run::parse_listen(&self.ui_addr).map_err(|e| format!("--ui-addr {e}"))?;
+        let gateway_dir = config.run_dir.as_ref().map(|d| d.join("gateway"));
+        let db = match (&self.db, &gateway_dir) {
+            (Some(db), _) => db.clone(),
+            (None, Some(dir)) => dir.join("gateway.db"),
+            (None, None) => {
+                return Err(format!(
+                    "no store location: pass --db or set {}",
+                    vars::RUN_DIR
+                ));
+            }
+        };
+        let policy = match std::env::var_os(vars::AGENT_POLICY).filter(|p| !p.is_empty()) {
+            Some(path) => Policy::load(&PathBuf::from(path)).map_err(|e| e.to_string())?,
+            None => Policy::permissive(),
+        };
+        let settings = Settings {
+            expiry: self.expiry,
+            max_pending_per_agent: self.max_pending_per_agent,
+            ..Settings::default()
+        };
+        Ok(Options {
+            handshake,
+            ui,
+            db,
+            gateway_dir,
+            config,
+            settings,
+            policy,
+            audit: None,
+        })
+    }
+}
+
+fn gateway(mut options: Options, open: bool) -> ExitCode {
+    if open {
+        // Starting a browser would be a program outside the process door's two.
+        eprintln!(
+            "gitward gateway: --open is not available in this build; open the login link \
+             printed on stdout"
+        );
+    }
+    if options.config.allowed_roots.is_empty() {
+        eprintln!("gitward gateway: no allowed roots set; any repository may be proposed");
+    }
+    options.audit = match start_audit() {
+        Ok(audit) => audit,
+        Err(code) => return code,
+    };
+    let audit = options.audit.clone();
+    let runtime = runtime();
+    let code = runtime.block_on(async {
+        let started = match run::start(options).await {
+            Ok(started) => started,
+            Err(why) => return refuse(&why),
+        };
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", started.line);
+            let _ = out.flush();
+        }
+        run::serve(started, signalled()).await;
+        ExitCode::SUCCESS
+    });
+    runtime.shutdown_background();
+    if let Some(writer) = audit {
+        writer.finish();
+    }
+    code
+}
+
+/// Resolves at SIGTERM or SIGINT.
+async fn signalled() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_a_unit() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("30m"), Ok(Duration::from_secs(1800)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
+        for bad in ["", "0s", "m", "3d", "-1s", "1.5h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

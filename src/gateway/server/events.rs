@@ -1,0 +1,132 @@
+//! The live side: every transition, whoever made it (a request, the expiry timer, the
+//! executor on its own connection), is followed from the store's append-only transition
+//! log, written to the audit ledger and streamed to the approval page as the card's new
+//! state.
+//!
+//! Following the log rather than the code paths means nothing can change a proposal
+//! without being audited: the cursor (the last audited `seq`) is stored, so after a crash
+//! the follower resumes where the ledger stopped. An entry may then be written twice
+//! (ledger written, cursor not yet); `transitionSeq` identifies the repeat.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use super::app::App;
+use super::audit;
+use super::human::card::{Card, risk};
+use crate::audit::writer::Durability;
+
+/// How often the follower looks at the log without being woken (transitions the executor
+/// writes on its own connection).
+const POLL: Duration = Duration::from_millis(100);
+
+/// Transitions read per round.
+const BATCH: u32 = 256;
+
+/// Cards waiting for a slow page before it is told to reload.
+const BUFFER: usize = 1024;
+
+/// The broadcast of changed cards.
+pub struct Events {
+    tx: broadcast::Sender<Arc<Value>>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Events {
+            tx: broadcast::channel(BUFFER).0,
+        }
+    }
+}
+
+impl Events {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Value>> {
+        self.tx.subscribe()
+    }
+
+    /// Streams `card` to every open page.
+    pub fn publish(&self, card: &Card) {
+        if let Ok(value) = serde_json::to_value(card) {
+            // No page open is not an error.
+            let _ = self.tx.send(Arc::new(value));
+        }
+    }
+}
+
+/// Audits and streams transitions until the process ends.
+pub async fn follow(app: Arc<App>) {
+    let mut cursor = match app.store.run(|s| s.audit_cursor()).await {
+        Ok(seq) => seq,
+        Err(e) => {
+            eprintln!("gitward gateway: cannot read the audit cursor: {e}");
+            0
+        }
+    };
+    loop {
+        match round(&app, cursor).await {
+            Ok((next, full)) => {
+                cursor = next;
+                if full {
+                    continue;
+                }
+            }
+            Err(e) => eprintln!("gitward gateway: following transitions: {e}"),
+        }
+        tokio::select! {
+            () = app.changed.notified() => {}
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
+}
+
+/// One round: everything after `cursor`. Returns the new cursor and whether the batch
+/// was full (more may wait).
+async fn round(app: &Arc<App>, cursor: i64) -> Result<(i64, bool), String> {
+    let read = app
+        .store
+        .run(move |s| {
+            let transitions = s.transitions_after(cursor, BATCH)?;
+            let mut cards = BTreeMap::new();
+            for t in &transitions {
+                if !cards.contains_key(&t.preview_id) {
+                    let stored = s.proposal(&t.preview_id)?;
+                    let data = s.card_data(&t.preview_id)?;
+                    cards.insert(t.preview_id.clone(), (stored, data));
+                }
+            }
+            Ok((transitions, cards))
+        })
+        .await;
+    let (transitions, cards) = read.map_err(|e| e.to_string())?;
+    let Some(last) = transitions.last().map(|t| t.seq) else {
+        return Ok((cursor, false));
+    };
+    let mut recorded = None;
+    for t in &transitions {
+        let Some((stored, _)) = cards.get(&t.preview_id) else {
+            continue;
+        };
+        if let Some(writer) = &app.audit {
+            let risk = risk(&stored.record.operation_type, &stored.proposal.fields);
+            let entry = audit::transition_entry(t, &stored.record, risk);
+            recorded = Some(writer.submit_waiting(Box::new(move || entry), Durability::Written));
+        }
+    }
+    // Entries are written in order, so the last one on disk means all of them are.
+    if let Some(recorded) = recorded {
+        let _ = recorded.await;
+    }
+    app.store
+        .run(move |s| s.set_audit_cursor(last))
+        .await
+        .map_err(|e| e.to_string())?;
+    for (id, (stored, data)) in cards {
+        let code = app.auth.confirmation_code(&id);
+        app.events.publish(&Card::new(stored, data, code));
+    }
+    Ok((last, transitions.len() == BATCH as usize))
+}

@@ -1,0 +1,183 @@
+//! The handshake listener: the seed's `/v1/mcp/…` protocol for sidecars. Nothing here can
+//! approve — the decision routes live only on the human listener, which a handshake
+//! client has no credential for.
+//!
+//! Every request must name this listener's own loopback authority in `Host` (a rebound
+//! DNS name does not), and carry no `Origin` (browsers have no business here); no CORS
+//! header is ever sent. Bodies are JSON, at most 2 MiB.
+
+mod preview;
+mod proposal;
+mod scope;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::app::{ApiError, App, host_is_own, no_store};
+use super::restore::view;
+use crate::gateway::api::{self, CancelRequest, Cancelled, ErrorCode};
+
+/// The largest body accepted: room for a 1 MiB patch and its JSON escaping.
+pub const MAX_BODY: usize = 2 * 1024 * 1024;
+
+/// The handshake listener's routes.
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route(
+            "/v1/mcp/operation/preview/{operation_type}",
+            post(proposal::preview),
+        )
+        .route("/v1/mcp/operation/status/{preview_id}", get(status))
+        .route("/v1/mcp/operation/cancel/{preview_id}", post(cancel))
+        .route("/v1/mcp/restore-points", get(restore_points))
+        .route("/v1/mcp/restore-points/{id}", get(restore_point))
+        .route("/v1/mcp/safety/timeline", get(not_implemented))
+        .route("/v1/mcp/safety/events/{event_id}", get(not_implemented))
+        .route("/v1/mcp/diff/semantic", post(not_implemented))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
+        .with_state(app)
+}
+
+/// `Host` must be ours, `Origin` must be absent, and every answer is uncacheable.
+async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    if !host_is_own(request.headers(), app.handshake_port) {
+        return ApiError::forbidden("Host is not this gateway's loopback address").into_response();
+    }
+    if request.headers().contains_key(header::ORIGIN) {
+        return ApiError::forbidden("requests from web pages are not accepted here")
+            .into_response();
+    }
+    no_store(next.run(request).await)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found()
+}
+
+async fn not_implemented() -> ApiError {
+    ApiError::new(
+        ErrorCode::NotImplemented,
+        "this gateway has no such engine yet",
+    )
+}
+
+/// Reads a JSON body: `application/json`, at most [`MAX_BODY`] bytes.
+pub async fn read_json(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(ApiError::new(
+            ErrorCode::UnsupportedMediaType,
+            "send the body as Content-Type: application/json",
+        ));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
+        ApiError::new(
+            ErrorCode::TooLarge,
+            format!("the body is larger than {MAX_BODY} bytes"),
+        )
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::invalid("body", format!("not valid JSON: {e}")))
+}
+
+async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    if !api::is_canonical_preview_id(&id) {
+        return Err(ApiError::not_found());
+    }
+    let before = app.store.run({
+        let id = id.clone();
+        move |s| s.get(&id, jiff::Timestamp::now())
+    });
+    let record = before.await?;
+    if record.status == api::Status::Expired {
+        // The read may have been what expired it.
+        app.changed.notify_one();
+    }
+    Ok(axum::Json(record).into_response())
+}
+
+async fn cancel(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let value = read_json(&headers, body).await?;
+    if !api::is_canonical_preview_id(&id) {
+        return Err(ApiError::not_found());
+    }
+    let request: CancelRequest =
+        serde_json::from_value(value).map_err(|e| ApiError::invalid("agentId", e.to_string()))?;
+    let record = app
+        .store
+        .run(move |s| s.cancel(&id, &request.agent_id, jiff::Timestamp::now()))
+        .await;
+    app.changed.notify_one();
+    let record = record?;
+    Ok(axum::Json(Cancelled {
+        preview_id: record.preview_id,
+        status: record.status,
+    })
+    .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreQuery {
+    pub repo_path: Option<String>,
+    pub limit: Option<u32>,
+}
+
+/// The repository a restore-point query names, canonical and inside the allowed roots.
+pub async fn query_repo(app: &App, repo_path: Option<&str>) -> Result<String, ApiError> {
+    let path = repo_path.ok_or_else(|| ApiError::invalid("repoPath", "required"))?;
+    let cancel = crate::process::CancellationToken::new();
+    let repo = crate::git::repo::open(&app.config, "repoPath", path, &cancel)
+        .await
+        .map_err(|e| ApiError::invalid("repoPath", e.to_string()))?;
+    Ok(repo.display())
+}
+
+async fn restore_points(
+    State(app): State<Arc<App>>,
+    Query(query): Query<RestoreQuery>,
+) -> Result<Response, ApiError> {
+    let repo = query_repo(&app, query.repo_path.as_deref()).await?;
+    let limit = query.limit.unwrap_or(50).clamp(1, 200);
+    let points = app
+        .store
+        .run(move |s| s.list_restore_points(&repo, limit))
+        .await?;
+    let views: Vec<Value> = points.iter().map(view).collect();
+    Ok(axum::Json(json!({"restorePoints": views})).into_response())
+}
+
+async fn restore_point(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    if !super::store::is_restore_point_id(&id) {
+        return Err(ApiError::not_found());
+    }
+    let point = app.store.run(move |s| s.restore_point(&id)).await?;
+    let point = point.ok_or_else(ApiError::not_found)?;
+    // A point outside the allowed roots is not this caller's to see.
+    if !app.config.allows(std::path::Path::new(&point.repo_path)) {
+        return Err(ApiError::not_found());
+    }
+    Ok((StatusCode::OK, axum::Json(view(&point))).into_response())
+}

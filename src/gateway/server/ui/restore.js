@@ -1,0 +1,156 @@
+// Restore points: what each one captured, and the way back to it. Restoring is itself
+// guarded: the gateway refuses when the repository moved on since, and the page then
+// shows what moved and asks once more.
+
+import * as api from './api.js';
+import { h, basename, shortOid, timeEl } from './dom.js';
+
+export class RestoreView {
+  constructor({ list, empty, select, refresh, toast }) {
+    this.list = list;
+    this.empty = empty;
+    this.select = select;
+    this.toast = toast;
+    this.repos = new Set();
+    this.highlightId = null;
+    select.addEventListener('change', () => this.load());
+    refresh.addEventListener('click', () => this.load());
+  }
+
+  /** Offers `repoPath` in the repository filter. */
+  addRepo(repoPath) {
+    if (!repoPath || this.repos.has(repoPath)) return;
+    this.repos.add(repoPath);
+    this.select.appendChild(h('option', { value: repoPath, title: repoPath, text: basename(repoPath) }));
+  }
+
+  /** The next load shows the restore points of `repoPath` with `id` highlighted. */
+  focus(repoPath, id) {
+    this.addRepo(repoPath);
+    if (repoPath) this.select.value = repoPath;
+    this.highlightId = id;
+  }
+
+  async load() {
+    if (!this.select.value && this.select.options.length) this.select.selectedIndex = 0;
+    if (!this.select.value) {
+      this.list.replaceChildren();
+      this.empty.hidden = false;
+      return;
+    }
+    this.list.setAttribute('aria-busy', 'true');
+    try {
+      const points = await api.restorePoints(this.select.value, 100);
+      const now = Date.now();
+      this.list.replaceChildren(...points.map((rp) => this.row(rp, now)));
+      this.empty.hidden = points.length > 0;
+      const target = this.highlightId && this.list.querySelector(`[data-id="${CSS.escape(this.highlightId)}"]`);
+      if (target) {
+        target.classList.add('flash');
+        target.scrollIntoView({ block: 'center' });
+      }
+    } catch (e) {
+      this.toast(e.message, 'error');
+    } finally {
+      this.list.removeAttribute('aria-busy');
+    }
+  }
+
+  row(rp, now) {
+    const captured = rp.captured || {};
+    const skipped = Array.isArray(rp.skipped) ? rp.skipped : [];
+    const result = h('p', { class: 'rp-result', data: { role: 'restore-result' }, hidden: true });
+    const panel = h('div', { class: 'rp-confirm', hidden: true });
+    const button = h('button', {
+      type: 'button', class: 'primary', data: { action: 'restore' }, disabled: rp.restorable === false,
+      title: rp.restorable === false ? 'This restore point can no longer be restored' : 'Put the repository back to this point',
+    }, 'Restore…');
+    button.addEventListener('click', () => this.ask(rp, panel, button, result));
+    this.addRepo(rp.repoPath);
+    return h('article', { class: 'rp', data: { id: rp.id } },
+      h('header', { class: 'card-head' },
+        h('code', { class: 'rp-id', text: rp.id }),
+        h('span', { class: 'op', text: rp.operationType || '' }),
+        h('span', { class: 'repo', title: rp.repoPath || '', text: basename(rp.repoPath) }),
+        h('span', { class: 'spacer' }),
+        timeEl(rp.createdAt, now)),
+      h('div', { class: 'refpic' },
+        h('span', { class: 'muted', text: 'HEAD' }),
+        h('code', { class: 'oid', title: rp.headBefore || '', text: shortOid(rp.headBefore) || '—' }),
+        h('span', { class: 'edge' }),
+        h('code', { class: 'oid', title: rp.headAfter || '', text: shortOid(rp.headAfter) || '—' }),
+        h('span', { class: 'muted', text: '(before → after the operation)' })),
+      h('div', { class: 'chips' },
+        ['refs', 'index', 'worktree'].map((k) => h('span', {
+          class: `chip ${captured[k] ? 'on' : 'off'}`, title: captured[k] ? 'captured' : 'not captured',
+        }, captured[k] ? `✓ ${k}` : `✗ ${k}`)),
+        skipped.length ? h('span', { class: 'chip warn', text: `${skipped.length} skipped` }) : null),
+      skipped.length ? h('details', { class: 'skipped' }, h('summary', null, 'Not captured'),
+        h('ul', null, skipped.map((s) => h('li', null, h('code', { text: String(s.path) }), ` — ${s.reason}`)))) : null,
+      h('footer', { class: 'actions' }, panel, result, h('div', { class: 'buttons' }, button)));
+  }
+
+  ask(rp, panel, button, result) {
+    button.hidden = true;
+    panel.hidden = false;
+    panel.replaceChildren(
+      h('p', null, 'Put ', h('strong', { text: basename(rp.repoPath) }),
+        ' back to how it was before this operation? Its current state is saved as a new restore point first, so this can be undone too.'),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: () => close() } }, 'Keep as is'),
+        h('button', { type: 'button', class: 'primary', data: { action: 'restore-now' }, on: { click: () => this.run(rp, false, panel, result, close) } }, 'Restore now')));
+    const close = () => {
+      panel.hidden = true;
+      button.hidden = false;
+    };
+  }
+
+  async run(rp, confirmMoved, panel, result, close) {
+    for (const b of panel.querySelectorAll('button')) b.disabled = true;
+    try {
+      const done = await api.restore(rp.id, confirmMoved);
+      panel.hidden = true;
+      result.hidden = false;
+      const kept = Array.isArray(done.keptRefs) ? done.keptRefs : [];
+      result.replaceChildren('Restored. The state just before was saved as ',
+        h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.',
+        kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
+          ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
+          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : null);
+      this.toast(`Restored ${basename(rp.repoPath)} to ${rp.id}`, 'ok');
+    } catch (e) {
+      const moved = e.status === 409 && e.details && Array.isArray(e.details.moved) ? e.details.moved : null;
+      if (moved && !confirmMoved) {
+        this.movedOn(rp, moved, panel, result, close);
+        return;
+      }
+      this.toast(e.message, 'error');
+      close();
+    }
+  }
+
+  movedOn(rp, moved, panel, result, close) {
+    panel.replaceChildren(
+      h('p', { class: 'warn-text' }, h('strong', null, 'The repository moved on since this restore point.'),
+        ' Restoring also undoes these later changes (they stay reachable through the new restore point):'),
+      h('ul', { class: 'moved', data: { role: 'moved' } }, moved.map((m) => h('li', null, describeMove(m)))),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: close } }, 'Keep as is'),
+        h('button', { type: 'button', class: 'danger', data: { action: 'restore-confirm' }, on: { click: () => this.run(rp, true, panel, result, close) } }, 'Restore anyway')));
+  }
+}
+
+function describeMove(m) {
+  if (typeof m === 'string') return h('code', { text: m });
+  const what = m.ref || m.path || m.what || m.name || '';
+  const from = m.expected ?? m.before ?? m.recorded;
+  const to = m.actual ?? m.now ?? m.current;
+  return [h('code', { text: String(what) }),
+    from !== undefined || to !== undefined ? ` ${shortish(from)} → ${shortish(to)}` : ` ${JSON.stringify(m)}`];
+}
+
+function shortish(v) {
+  if (v === null || v === undefined) return '(none)';
+  const s = String(v);
+  return /^[0-9a-f]{40,64}$/.test(s) ? s.slice(0, 10) : s;
+}

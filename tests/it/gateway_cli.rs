@@ -1,0 +1,109 @@
+//! `gitward pending / approve / reject / restore` against a real gateway, found through
+//! the run directory and authenticated with the start's bearer token.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::common::Fixture;
+use super::gateway_support::{Gateway, command, dirty_repo, preview_id};
+
+fn cli(fixture: &Fixture, args: &[&str]) -> (bool, String, String) {
+    let out = command(fixture, args, &[])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn wait_for_end(gw: &Gateway, id: &str) -> Value {
+    for _ in 0..400 {
+        let record = gw
+            .get_handshake(&format!("/v1/mcp/operation/status/{id}"))
+            .json();
+        if record["status"] == "completed" || record["status"] == "failed" {
+            return record;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("{id} did not finish");
+}
+
+#[test]
+fn pending_lists_reject_decides_and_approve_needs_a_terminal() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let (ok, _, err) = cli(&fixture, &["pending"]);
+    assert!(!ok && err.contains("no gateway found"), "{err}");
+
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    let (ok, out, err) = cli(&fixture, &["pending"]);
+    assert!(ok, "{err}");
+    let line = out.lines().next().unwrap();
+    let cols: Vec<&str> = line.split("  ").collect();
+    assert_eq!(
+        &cols[..4],
+        [id.as_str(), "claude-code", "commit", repo.to_str().unwrap()]
+    );
+    assert!(cols[4].ends_with('s'), "{line}");
+
+    let (ok, _, err) = cli(&fixture, &["approve", &id]);
+    assert!(!ok && err.contains("needs a terminal"), "{err}");
+    let record = gw
+        .get_handshake(&format!("/v1/mcp/operation/status/{id}"))
+        .json();
+    assert_eq!(record["status"], "pending");
+
+    let (ok, out, err) = cli(&fixture, &["reject", &id, "--why", "not today"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), format!("{id} rejected"));
+    let record = gw
+        .get_handshake(&format!("/v1/mcp/operation/status/{id}"))
+        .json();
+    assert_eq!(record["rejectReason"], "not today");
+    assert_eq!(record["decidedBy"]["channel"], "tty");
+    let (ok, _, err) = cli(&fixture, &["reject", &id]);
+    assert!(!ok && err.contains("already rejected"), "{err}");
+    let (_, out, _) = cli(&fixture, &["pending"]);
+    assert_eq!(out.trim(), "no pending proposals");
+}
+
+#[test]
+fn restore_puts_the_repository_back_and_can_itself_be_undone() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    let before = fixture.git(&repo, &["rev-parse", "HEAD"]);
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    session.post(
+        &format!("/api/proposals/{id}/approve"),
+        &json!({"confirmDestructive": false}),
+    );
+    let record = wait_for_end(&gw, &id);
+    assert_eq!(record["status"], "completed", "{record}");
+    let rp = record["result"]["restorePointId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let (ok, out, err) = cli(&fixture, &["restore", &rp]);
+    assert!(ok, "{out} {err}");
+    assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "two lines\nnow\n"
+    );
+    assert_eq!(fixture.git(&repo, &["status", "--porcelain"]), " M a.txt");
+    let undo = out.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(undo.starts_with("rp_") && undo != rp, "{out}");
+
+    let (ok, _, err) = cli(&fixture, &["restore", "rp_missing"]);
+    assert!(!ok, "{err}");
+}

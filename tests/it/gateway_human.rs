@@ -1,0 +1,307 @@
+//! The human listener of a real `gitward gateway`: the login link, CSRF and origin checks,
+//! the page's security headers, decisions, the live stream, the CLI's bearer token.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::Fixture;
+use super::gateway_support::{Gateway, dirty_repo, preview_id, request};
+
+#[test]
+fn the_login_link_works_once_and_sets_a_strict_http_only_cookie() {
+    let fixture = Fixture::new();
+    let gw = Gateway::start(&fixture, &[], &[]);
+    assert!(gw.login.contains("/login#"), "{}", gw.login);
+    let anonymous = gw.ui_get_raw("/api/session", &[]);
+    assert_eq!(anonymous.status, 401, "{anonymous:?}");
+
+    let own = format!("http://{}", gw.ui);
+    let token = json!({"token": gw.login_token()});
+    let foreign = gw.ui_post_raw("/api/login", &[("Origin", "http://evil.test")], &token);
+    assert_eq!(foreign.status, 403, "{foreign:?}");
+    let no_origin = gw.ui_post_raw("/api/login", &[], &token);
+    assert_eq!(no_origin.status, 403);
+    let wrong = gw.ui_post_raw(
+        "/api/login",
+        &[("Origin", &own)],
+        &json!({"token": "guess"}),
+    );
+    assert_eq!(wrong.status, 401);
+
+    let session = gw.login();
+    let cookie = session.cookie.clone();
+    assert!(cookie.starts_with("gw_session="), "{cookie}");
+    let replay = gw.ui_post_raw("/api/login", &[("Origin", &own)], &token);
+    assert_eq!(replay.status, 401, "{replay:?}");
+    let whoami = session.get("/api/session");
+    assert_eq!(whoami.status, 200);
+    assert_eq!(whoami.json()["csrf"], json!(session.csrf));
+    let forged = gw.ui_get_raw("/api/session", &[("Cookie", "gw_session=forged")]);
+    assert_eq!(forged.status, 401);
+}
+
+#[test]
+fn every_answer_carries_the_pages_security_headers_and_no_cors() {
+    let fixture = Fixture::new();
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    for answer in [
+        gw.ui_get_raw("/", &[]),
+        gw.ui_get_raw("/login", &[]),
+        gw.ui_get_raw("/assets/app.js", &[]),
+        session.get("/api/proposals?view=pending"),
+        gw.ui_get_raw("/api/session", &[]),
+        gw.ui_get_raw("/nope", &[]),
+    ] {
+        assert_eq!(
+            answer.header("content-security-policy"),
+            Some("default-src 'self'; frame-ancestors 'none'"),
+            "{answer:?}"
+        );
+        assert_eq!(answer.header("referrer-policy"), Some("no-referrer"));
+        assert_eq!(answer.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(answer.header("cache-control"), Some("no-store"));
+        answer.assert_no_cors();
+    }
+    let page = gw.ui_get_raw("/", &[]);
+    assert!(page.body.contains("/assets/app.js"), "{}", page.body);
+    let rebound = request(&gw.ui, "GET", "/", &[("Host", "evil.test")], b"");
+    assert_eq!(rebound.status, 403, "{rebound:?}");
+    let rebound_api = request(
+        &gw.ui,
+        "GET",
+        "/api/proposals",
+        &[("Host", "evil.test"), ("Cookie", &session.cookie)],
+        b"",
+    );
+    assert_eq!(rebound_api.status, 403);
+    rebound_api.assert_no_cors();
+}
+
+#[test]
+fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    let approve = format!("/api/proposals/{id}/approve");
+    let body = json!({"confirmDestructive": false});
+    let own = format!("http://{}", gw.ui);
+    let cookie = session.cookie.as_str();
+
+    let no_csrf = gw.ui_post_raw(&approve, &[("Cookie", cookie), ("Origin", &own)], &body);
+    assert_eq!(no_csrf.status, 403, "{no_csrf:?}");
+    let wrong_csrf = gw.ui_post_raw(
+        &approve,
+        &[
+            ("Cookie", cookie),
+            ("Origin", &own),
+            ("X-CSRF-Token", "nope"),
+        ],
+        &body,
+    );
+    assert_eq!(wrong_csrf.status, 403);
+    let cross = gw.ui_post_raw(
+        &approve,
+        &[
+            ("Cookie", cookie),
+            ("Origin", "http://evil.test"),
+            ("X-CSRF-Token", &session.csrf),
+        ],
+        &body,
+    );
+    assert_eq!(cross.status, 403, "{cross:?}");
+    cross.assert_no_cors();
+    let no_origin = gw.ui_post_raw(
+        &approve,
+        &[("Cookie", cookie), ("X-CSRF-Token", &session.csrf)],
+        &body,
+    );
+    assert_eq!(no_origin.status, 403);
+    let no_session = gw.ui_post_raw(
+        &approve,
+        &[("Origin", &own), ("X-CSRF-Token", &session.csrf)],
+        &body,
+    );
+    assert_eq!(no_session.status, 401);
+    assert_eq!(
+        session.get(&format!("/api/proposals/{id}")).json()["status"],
+        "pending"
+    );
+
+    let approved = session.post(&approve, &body);
+    assert_eq!(approved.status, 200, "{approved:?}");
+    let card = approved.json();
+    assert_eq!(card["previewId"], json!(id));
+    assert_ne!(card["status"], "pending");
+    assert_eq!(card["decidedBy"]["channel"], "web");
+    let again = session.post(&approve, &body);
+    assert_eq!(again.status, 409, "{again:?}");
+    let reject = session.post(
+        &format!("/api/proposals/{id}/reject"),
+        &json!({"reason": null}),
+    );
+    assert_eq!(reject.status, 409);
+}
+
+#[test]
+fn cards_list_reject_and_extend() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    let first = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    let second = preview_id(&gw.propose_commit(&repo, "codex", None));
+    let pending = session.get("/api/proposals?view=pending").json();
+    let ids: Vec<&str> = pending["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["previewId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [first.as_str(), second.as_str()]);
+    let card = &pending["cards"][0];
+    assert_eq!(card["operationType"], "commit");
+    assert_eq!(card["risk"], "low");
+    assert_eq!(card["repoPath"], json!(repo));
+    assert_eq!(card["needsConfirmation"], false);
+    assert_eq!(card["confirmationCode"].as_str().unwrap().len(), 6);
+
+    let before = card["expiresAt"].as_str().unwrap().to_owned();
+    let extended = session.post(
+        &format!("/api/proposals/{first}/extend"),
+        &json!({"seconds": 600}),
+    );
+    assert_eq!(extended.status, 200, "{extended:?}");
+    assert!(extended.json()["expiresAt"].as_str().unwrap() > before.as_str());
+    let bad = session.post(
+        &format!("/api/proposals/{first}/extend"),
+        &json!({"seconds": -1}),
+    );
+    assert_eq!(bad.status, 422);
+
+    let rejected = session.post(
+        &format!("/api/proposals/{second}/reject"),
+        &json!({"reason": "not now"}),
+    );
+    assert_eq!(rejected.status, 200, "{rejected:?}");
+    assert_eq!(rejected.json()["status"], "rejected");
+    assert_eq!(rejected.json()["rejectReason"], "not now");
+    let history = session.get("/api/proposals?view=history").json();
+    assert_eq!(history["cards"][0]["previewId"], json!(second));
+    let status = gw.get_handshake(&format!("/v1/mcp/operation/status/{second}"));
+    assert_eq!(status.json()["status"], "rejected");
+
+    // The preview streams in after the 202: the commit's files and diff.
+    let mut preview = Value::Null;
+    for _ in 0..200 {
+        preview = session.get(&format!("/api/proposals/{first}")).json();
+        if preview["previewPending"] == false {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert_eq!(preview["previewPending"], false, "{preview}");
+    assert!(
+        preview["preview"].to_string().contains("a.txt"),
+        "{preview}"
+    );
+}
+
+/// Reads the event stream until a `card` event whose data names `id`; returns the card.
+fn next_card(reader: &mut BufReader<TcpStream>, id: &str) -> Value {
+    let mut event = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "stream ended");
+        let line = line.trim_end();
+        if let Some(name) = line.strip_prefix("event:") {
+            event = name.trim().to_owned();
+        } else if let Some(data) = line.strip_prefix("data:") {
+            if event == "card" && data.contains(id) {
+                return serde_json::from_str(data.trim()).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn new_proposals_and_decisions_reach_the_event_stream() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    let mut stream = TcpStream::connect(&gw.ui).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nAccept: text/event-stream\r\n\r\n",
+        gw.ui, session.cookie
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.contains(" 200 "), "{status}");
+
+    let started = Instant::now();
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    let card = next_card(&mut reader, &id);
+    let latency = started.elapsed();
+    assert_eq!(card["status"], "pending");
+    eprintln!("proposal → event stream: {latency:?}");
+
+    session.post(&format!("/api/proposals/{id}/reject"), &json!({}));
+    loop {
+        let card = next_card(&mut reader, &id);
+        if card["status"] == "rejected" {
+            break;
+        }
+    }
+    let anonymous = gw.ui_get_raw("/api/events", &[]);
+    assert_eq!(anonymous.status, 401);
+}
+
+#[test]
+fn the_cli_token_file_is_private_and_only_bearer_works_with_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let dir = fixture.run_dir().join("gateway");
+    for name in ["cli-token", "ui.json"] {
+        let mode = std::fs::metadata(dir.join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}");
+    }
+    let ui: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ui.json")).unwrap()).unwrap();
+    assert_eq!(ui["ui"], json!(format!("http://{}/", gw.ui)));
+    let token = std::fs::read_to_string(dir.join("cli-token")).unwrap();
+    let bearer = format!("Bearer {token}");
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+
+    let list = gw.ui_get_raw("/api/proposals", &[("Authorization", &bearer)]);
+    assert_eq!(list.status, 200, "{list:?}");
+    assert_eq!(list.json()["cards"][0]["previewId"], json!(id));
+    let forged = gw.ui_get_raw("/api/proposals", &[("Authorization", "Bearer forged")]);
+    assert_eq!(forged.status, 401);
+    let reject = format!("/api/proposals/{id}/reject");
+    let unnamed = gw.ui_post_raw(&reject, &[("Authorization", &bearer)], &json!({}));
+    assert_eq!(unnamed.status, 403, "{unnamed:?}");
+    let rejected = gw.ui_post_raw(
+        &reject,
+        &[("Authorization", &bearer), ("X-Gitward-Channel", "tty")],
+        &json!({"reason": "from the terminal"}),
+    );
+    assert_eq!(rejected.status, 200, "{rejected:?}");
+    assert_eq!(rejected.json()["decidedBy"]["channel"], "tty");
+}
