@@ -143,7 +143,7 @@ fn cli_bare_gitward_serves() {
     let git_only = names(&[]);
     assert!(!git_only.is_empty() && git_only != bare, "{bare:?}");
     assert_eq!(
-        names(&["--toolsets=git", "--allowed-root", &root]),
+        names(&["--toolsets=git,ops", "--allowed-root", &root]),
         git_only
     );
 }
