@@ -4,8 +4,8 @@
 # with agent detection off and on (the otherAgents hint is detected beside the gateway
 # call). The target is a median of 10 ms or less.
 #
-# Usage: scripts/bench-gateway.sh [CALLS]   (GITWARD_BIN overrides the binary; default: a
-#                                            release build from this checkout)
+# Usage: scripts/bench-gateway.sh [CALLS]   (GITWARD_BIN and MCP_BENCH_BIN override the
+#                                            binaries; default: release builds of this checkout)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-200}
@@ -15,8 +15,11 @@ if [ -z "$bin" ]; then
     cargo build --quiet --release
     bin="${CARGO_TARGET_DIR:-target}/release/gitward"
 fi
-cargo build --quiet --release --example mcp_bench
-bench="${CARGO_TARGET_DIR:-target}/release/examples/mcp_bench"
+bench=${MCP_BENCH_BIN:-}
+if [ -z "$bench" ]; then
+    cargo build --quiet --release --example mcp_bench
+    bench="${CARGO_TARGET_DIR:-target}/release/examples/mcp_bench"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/gitward-bench.XXXXXX")
 gateway_pid=""

@@ -194,6 +194,10 @@ fn example(tool: &str, field: &str) -> Value {
         "path" => json!("a.txt"),
         "targetRef" | "commit" => json!("HEAD"),
         "since" => json!("2000-01-01T00:00:00Z"),
+        "reason" => json!("proposed by the reach test"),
+        "message" => json!("A commit"),
+        "name" => json!("agent/reach"),
+        "branch" => json!("agent/reach-worktree"),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }

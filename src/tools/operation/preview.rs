@@ -244,8 +244,10 @@ async fn call(
     args: Value,
 ) -> Result<PreviewOutput, ToolError> {
     let args = parse(op, args)?;
-    let client = client(&ctx)?;
+    // The repository's place inside the allowed roots is checked here, as every tool
+    // checks it, before anything is known of a gateway.
     let repo = repo::open(&ctx.config, "repoPath", &args.repo_path, &ctx.cancel).await?;
+    let client = client(&ctx)?;
     let proposal = Proposal {
         preview_id: Some(uuid::Uuid::new_v4().to_string()),
         agent_id: agent_id(ctx.client.name.as_deref()),
