@@ -358,7 +358,7 @@ impl Config {
 
 /// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform
 /// under an absolute `HOME` (a relative one would move with the working directory).
-fn run_dir(env: &Env) -> Option<PathBuf> {
+pub fn run_dir(env: &Env) -> Option<PathBuf> {
     if let Some(dir) = env.path(vars::RUN_DIR) {
         return Some(dir);
     }

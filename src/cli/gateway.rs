@@ -138,7 +138,7 @@ fn gateway(mut options: Options, open: bool) -> ExitCode {
     if options.config.allowed_roots.is_empty() {
         eprintln!("gitward gateway: no allowed roots set; any repository may be proposed");
     }
-    options.audit = match start_audit() {
+    options.audit = match start_audit(&options.config) {
         Ok(audit) => audit,
         Err(code) => return code,
     };

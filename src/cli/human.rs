@@ -35,7 +35,7 @@ impl Refused {
 }
 
 fn gateway_dir() -> Result<PathBuf, String> {
-    config::run_dir()
+    config::run_dir(&config::Env::read())
         .map(|d| d.join("gateway"))
         .ok_or_else(|| format!("no run directory: set {}", config::vars::RUN_DIR))
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::config::{self, vars};
+use crate::config::Config;
 use std::sync::Arc;
 
 use crate::git::Repo;
@@ -61,14 +61,15 @@ pub struct OtherAgent {
 /// Detects the other agents in `repo`; `None` when detection is disabled. `paths` are the
 /// proposal's repository-relative paths, when it names them.
 pub async fn other_agents(
+    config: Arc<Config>,
     repo: Arc<Repo>,
     caller: Option<String>,
     paths: Option<Vec<String>>,
 ) -> Option<OtherAgents> {
-    if config::flag(vars::AGENT_DETECTION_DISABLED) {
+    if config.agent_detection_disabled {
         return None;
     }
-    let mut scope = Scope::for_repo(&repo, Instant::now() + BUDGET);
+    let mut scope = Scope::for_repo(&repo, &config, Instant::now() + BUDGET);
     scope.caller_client = caller;
     let found = detect::detect(scope, false).await;
     let proposal = paths.unwrap_or_default();

@@ -261,6 +261,7 @@ async fn call(
     // Detection runs beside the gateway call; its answer is used only once the gateway
     // accepted, and dropped (the task aborted) on every other path.
     let hint = AbortOnDrop(tokio::spawn(hint::other_agents(
+        Arc::clone(&ctx.config),
         Arc::clone(&repo),
         ctx.client.name.clone(),
         proposal_paths(&proposal.fields),
