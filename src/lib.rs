@@ -18,6 +18,7 @@ pub mod error;
 pub mod gateway;
 pub mod git;
 pub mod model;
+pub mod operation;
 pub mod parse;
 pub mod presence;
 pub mod process;

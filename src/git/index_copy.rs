@@ -33,6 +33,11 @@ impl IndexCopy {
             .await
             .map_err(|e| GitError::internal(format!("index copy stopped: {e}")))?
     }
+
+    /// Where the copy is (for `hash-object` of the index as it was copied).
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
 }
 
 fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {

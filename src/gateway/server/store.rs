@@ -19,6 +19,7 @@
 //! without leaving a trace to audit.
 
 mod file;
+mod pins;
 mod proposals;
 mod restore_points;
 mod rows;

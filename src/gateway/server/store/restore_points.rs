@@ -128,6 +128,24 @@ impl Store {
         raws.into_iter().map(convert).collect()
     }
 
+    /// Replaces what the restore point `id` records as captured (its after-state is added
+    /// once the write it guards is done).
+    pub fn update_restore_point_captured(
+        &mut self,
+        id: &str,
+        captured: &Value,
+    ) -> Result<bool, StoreError> {
+        Ok(self.conn.execute(
+            "UPDATE restore_points SET captured_json = ?2 WHERE id = ?1",
+            params![id, rows::to_json(captured)?],
+        )? == 1)
+    }
+
+    /// Every restore point of `repo_path`, newest first (retention walks them all).
+    pub fn all_restore_points(&self, repo_path: &str) -> Result<Vec<RestorePoint>, StoreError> {
+        self.list_restore_points(repo_path, u32::MAX)
+    }
+
     /// Forgets the restore point `id` (retention pruning, after its refs are deleted).
     pub fn delete_restore_point(&mut self, id: &str) -> Result<bool, StoreError> {
         Ok(self

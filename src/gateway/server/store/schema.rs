@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The first schema.
 ///
@@ -79,6 +79,13 @@ CREATE TABLE restore_points (
     skipped_json   TEXT NOT NULL
 ) STRICT;
 CREATE INDEX restore_points_repo ON restore_points (repo_path, created_at);
+";
+
+/// The preconditions pinned when a proposal arrived (compared again before its write)
+/// and the preview computed for its card, each the operation type's own JSON.
+const V2: &str = "
+ALTER TABLE proposals ADD COLUMN pins_json TEXT;
+ALTER TABLE proposals ADD COLUMN preview_json TEXT;
 ";
 
 /// The schema version this build writes.

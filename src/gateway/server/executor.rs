@@ -1,0 +1,355 @@
+//! The executor: carries out one approved proposal, as a library (the HTTP side calls it
+//! from a task).
+//!
+//! ```text
+//! claim (approved → executing, CAS) → repository lock → revalidate the pins
+//!   → intent record (expected pre/post refs) → restore point → write → verify
+//!   → completed {…, restorePointId} | failed {failure: stale | git, …}
+//! ```
+//!
+//! The claim comes first so two runners racing one proposal cannot both start: the loser
+//! gets the store's conflict. From then on every path ends the proposal: a moved pin is
+//! `stale` (nothing written), a git refusal or a failed verification is `git` (with the
+//! restore point taken before the write). One async mutex per repository serialises the
+//! gateway's own writes; git's `index.lock` and guarded `update-ref` take care of
+//! everything else. After a crash, [`Executor::reconcile_at_start`] ends every
+//! `executing` proposal by comparing the repository with its intent — never by running it
+//! again (see [`reconcile`]).
+
+mod prepare;
+mod reconcile;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::restore::{self, Caps, RestoreError, Restored, Retention};
+use super::store::{Settings, Store, StoreError, StoredProposal};
+use crate::config::Config;
+use crate::gateway::api::{FailureKind, OperationResult, Status, StatusRecord};
+use crate::git::Repo;
+use crate::operation::intent::{Reached, reached};
+use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins, crash};
+
+pub use prepare::{compute_preview, pin_proposal};
+
+/// Why [`Executor::run`] did not run a proposal. Once claimed, a proposal always ends
+/// `completed` or `failed`; these errors are for the cases before (or the store failing).
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The proposal is not `approved` (another runner claimed it, or it was never approved).
+    #[error("the proposal is {}, not approved", .0.as_str())]
+    NotApproved(Status),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Op(#[from] OpError),
+}
+
+/// How an execution ended, before it is written to the store.
+struct Failure {
+    kind: FailureKind,
+    fields: Fields,
+    restore_point_id: Option<String>,
+}
+
+impl Failure {
+    fn new(kind: FailureKind, fields: Value) -> Failure {
+        Failure {
+            kind,
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            restore_point_id: None,
+        }
+    }
+
+    fn from_op(e: OpError) -> Failure {
+        match e {
+            OpError::Stale { moved } => Failure::new(
+                FailureKind::Stale,
+                json!({"moved": moved, "message": "the repository moved since the proposal; nothing was written"}),
+            ),
+            other => Failure::new(FailureKind::Git, json!({"message": other.to_string()})),
+        }
+    }
+}
+
+/// Runs approved proposals against the repositories they name.
+pub struct Executor {
+    store_path: PathBuf,
+    settings: Settings,
+    config: Arc<Config>,
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    pub caps: Caps,
+    pub retention: Retention,
+}
+
+impl Executor {
+    /// `config.allowed_roots` bounds every repository and worktree path an execution uses.
+    pub fn new(store_path: impl Into<PathBuf>, settings: Settings, config: Arc<Config>) -> Self {
+        Executor {
+            store_path: store_path.into(),
+            settings,
+            config,
+            locks: Mutex::new(HashMap::new()),
+            caps: Caps::default(),
+            retention: Retention::default(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn store(&self) -> Result<Store, StoreError> {
+        Store::open(&self.store_path, self.settings.clone())
+    }
+
+    /// The one mutex of the repository at `path` (canonical).
+    fn lock_for(&self, path: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(locks.entry(path.to_owned()).or_default())
+    }
+
+    /// The ids of `approved` proposals (to resume after a start, through [`Executor::run`]).
+    pub fn approved(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .store()?
+            .list_in(Status::Approved)?
+            .into_iter()
+            .map(|r| r.preview_id)
+            .collect())
+    }
+
+    /// Executes the approved proposal `preview_id`; returns its final record.
+    pub async fn run(
+        &self,
+        preview_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<StatusRecord, ExecError> {
+        let mut store = self.store()?;
+        let stored = store.proposal(preview_id)?;
+        if stored.record.status != Status::Approved {
+            return Err(ExecError::NotApproved(stored.record.status));
+        }
+        store.claim(preview_id, &json!({"phase": "claimed"}), Timestamp::now())?;
+        let outcome = self.claimed(&mut store, &stored, cancel).await;
+        let now = Timestamp::now();
+        let record = match outcome {
+            Ok(result) => store.complete(preview_id, &result, now)?,
+            Err(f) => {
+                let result = OperationResult {
+                    failure: Some(f.kind),
+                    restore_point_id: f.restore_point_id,
+                    fields: f.fields,
+                };
+                store.fail(preview_id, &result, now)?
+            }
+        };
+        Ok(record)
+    }
+
+    /// Everything after the claim; any error becomes the proposal's failure.
+    async fn claimed(
+        &self,
+        store: &mut Store,
+        stored: &StoredProposal,
+        cancel: &CancellationToken,
+    ) -> Result<OperationResult, Failure> {
+        let proposal = &stored.proposal;
+        let Some(op) = operation::find(&proposal.operation_type) else {
+            return Err(Failure::new(
+                FailureKind::Git,
+                json!({"message": format!("this gateway cannot execute `{}`", proposal.operation_type)}),
+            ));
+        };
+        let repo_path = proposal.repo_path.as_deref().unwrap_or_default();
+        let repo = crate::git::repo::open(&self.config, "repoPath", repo_path, cancel)
+            .await
+            .map_err(|e| Failure::from_op(e.into()))?;
+        let lock = self.lock_for(&repo.display());
+        let _held = lock.lock().await;
+        let ctx = Ctx {
+            repo: &repo,
+            config: &self.config,
+            cancel,
+        };
+        let id = stored.record.preview_id.as_str();
+        let pins = match store.pins(id).map_err(store_failure)? {
+            Some(p) => Pins(p),
+            // Pinned now, the revalidation below still guards the claim-to-write window.
+            None => op
+                .pin(ctx, &proposal.fields)
+                .await
+                .map_err(Failure::from_op)?,
+        };
+        self.guarded(store, op, ctx, &repo, id, &proposal.fields, &pins)
+            .await
+    }
+
+    /// Revalidate → intent → restore point → write → verify, under the repository lock.
+    #[allow(clippy::too_many_arguments)]
+    async fn guarded(
+        &self,
+        store: &mut Store,
+        op: &dyn Operation,
+        ctx: Ctx<'_>,
+        repo: &Repo,
+        id: &str,
+        fields: &Fields,
+        pins: &Pins,
+    ) -> Result<OperationResult, Failure> {
+        op.revalidate(ctx, fields, pins)
+            .await
+            .map_err(Failure::from_op)?;
+        let intent = op.intent(fields, pins).map_err(Failure::from_op)?;
+        let mut record = json!({"phase": "intent", "repoPath": repo.display(), "intent": intent});
+        store
+            .update_intent(id, &record, Timestamp::now())
+            .map_err(store_failure)?;
+        crash::point(crash::AFTER_INTENT);
+        let point = restore::take(
+            store,
+            repo,
+            ctx.cancel,
+            &intent.refs(),
+            Some(id),
+            Some(op.kind()),
+            &self.caps,
+            Timestamp::now(),
+        )
+        .await
+        .map_err(|e| restore_failure(e, None))?;
+        record["phase"] = json!("restorePoint");
+        record["restorePointId"] = json!(point.id);
+        store
+            .update_intent(id, &record, Timestamp::now())
+            .map_err(store_failure)?;
+        crash::point(crash::AFTER_RESTORE_POINT);
+        let written = op.execute(ctx, fields, pins).await;
+        crash::point(crash::AFTER_WRITE);
+        let after = restore::record_after(store, repo, ctx.cancel, &point).await;
+        let with_point = |mut f: Failure| {
+            f.restore_point_id = Some(point.id.clone());
+            f
+        };
+        let out = written.map_err(|e| with_point(Failure::from_op(e)))?;
+        after.map_err(|e| restore_failure(e, Some(&point.id)))?;
+        match reached(ctx, &intent).await {
+            Ok(Reached::Post) => {}
+            Ok(other) => {
+                let found = match other {
+                    Reached::Neither(found) => found,
+                    _ => json!("the repository is still in its pre-state"),
+                };
+                return Err(with_point(Failure::new(
+                    FailureKind::Git,
+                    json!({"message": "after the write the repository is not as intended", "found": found}),
+                )));
+            }
+            Err(e) => return Err(with_point(Failure::from_op(e))),
+        }
+        // Pruning is housekeeping: a failure here never fails the write it follows.
+        let _ = restore::prune(store, repo, ctx.cancel, Timestamp::now(), &self.retention).await;
+        Ok(OperationResult {
+            failure: None,
+            restore_point_id: Some(point.id),
+            fields: out,
+        })
+    }
+
+    /// Ends every `executing` proposal found at start by comparing its repository with
+    /// its intent; returns the records as ended. Nothing is executed again.
+    pub async fn reconcile_at_start(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<StatusRecord>, ExecError> {
+        let mut store = self.store()?;
+        let mut out = Vec::new();
+        for executing in store.list_executing()? {
+            let outcome = reconcile::decide(&self.config, &executing, cancel).await;
+            let id = executing.record.preview_id.clone();
+            out.push(store.reconcile(&id, &outcome, Timestamp::now())?);
+        }
+        Ok(out)
+    }
+
+    /// A person's restore of restore point `id`, under the repository's lock.
+    pub async fn restore(
+        &self,
+        id: &str,
+        confirm_moved: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Restored, RestoreError> {
+        let mut store = self.store()?;
+        let point = store
+            .restore_point(id)?
+            .ok_or_else(|| RestoreError::NotFound(id.to_owned()))?;
+        let repo =
+            crate::git::repo::open(&self.config, "repoPath", &point.repo_path, cancel).await?;
+        let lock = self.lock_for(&repo.display());
+        let _held = lock.lock().await;
+        restore::restore_in(
+            &mut store,
+            &repo,
+            &point,
+            confirm_moved,
+            cancel,
+            Timestamp::now(),
+        )
+        .await
+    }
+
+    /// Pins the stored proposal `preview_id` (at proposal time) and records the pins.
+    pub async fn pin(
+        &self,
+        preview_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Pins, ExecError> {
+        let mut store = self.store()?;
+        let stored = store.proposal(preview_id)?;
+        let pins = pin_proposal(&self.config, &stored.proposal, cancel).await?;
+        store.set_pins(preview_id, &pins.0)?;
+        Ok(pins)
+    }
+
+    /// Computes and records the card's preview of `preview_id` (after its pins).
+    pub async fn preview(
+        &self,
+        preview_id: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ExecError> {
+        let mut store = self.store()?;
+        let stored = store.proposal(preview_id)?;
+        let pins = match store.pins(preview_id)? {
+            Some(p) => Pins(p),
+            None => {
+                let p = pin_proposal(&self.config, &stored.proposal, cancel).await?;
+                store.set_pins(preview_id, &p.0)?;
+                p
+            }
+        };
+        let preview = compute_preview(&self.config, &stored.proposal, &pins, cancel).await?;
+        store.set_preview(preview_id, &preview)?;
+        Ok(preview)
+    }
+}
+
+fn store_failure(e: StoreError) -> Failure {
+    Failure::new(
+        FailureKind::Git,
+        json!({"message": format!("gateway store: {e}")}),
+    )
+}
+
+fn restore_failure(e: RestoreError, point: Option<&str>) -> Failure {
+    let mut f = Failure::new(
+        FailureKind::Git,
+        json!({"message": format!("restore point: {e}")}),
+    );
+    f.restore_point_id = point.map(str::to_owned);
+    f
+}

@@ -1,0 +1,62 @@
+//! What the gateway computes from the repository when a proposal arrives: the pins
+//! (refusing a proposal that cannot be carried out, with the field to fix) and then the
+//! card's preview.
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::gateway::api::Proposal;
+use crate::operation::{self, Ctx, OpError, Pins};
+
+fn op_of(proposal: &Proposal) -> Result<&'static dyn operation::Operation, OpError> {
+    operation::find(&proposal.operation_type).ok_or_else(|| {
+        OpError::invalid(
+            "operationType",
+            format!("this gateway cannot execute `{}`", proposal.operation_type),
+        )
+    })
+}
+
+/// Validates the operation's fields, opens the repository (inside the allowed roots) and
+/// reads the pins.
+pub async fn pin_proposal(
+    config: &Config,
+    proposal: &Proposal,
+    cancel: &CancellationToken,
+) -> Result<Pins, OpError> {
+    let op = op_of(proposal)?;
+    op.validate(&proposal.fields)?;
+    let path = proposal
+        .repo_path
+        .as_deref()
+        .ok_or_else(|| OpError::invalid("repoPath", "is required"))?;
+    let repo = crate::git::repo::open(config, "repoPath", path, cancel).await?;
+    let ctx = Ctx {
+        repo: &repo,
+        config,
+        cancel,
+    };
+    op.pin(ctx, &proposal.fields).await
+}
+
+/// The card's preview of `proposal` against its pins.
+pub async fn compute_preview(
+    config: &Config,
+    proposal: &Proposal,
+    pins: &Pins,
+    cancel: &CancellationToken,
+) -> Result<Value, OpError> {
+    let op = op_of(proposal)?;
+    let path = proposal
+        .repo_path
+        .as_deref()
+        .ok_or_else(|| OpError::invalid("repoPath", "is required"))?;
+    let repo = crate::git::repo::open(config, "repoPath", path, cancel).await?;
+    let ctx = Ctx {
+        repo: &repo,
+        config,
+        cancel,
+    };
+    op.preview(ctx, &proposal.fields, pins).await
+}

@@ -1,0 +1,387 @@
+//! Restore points: taken before every write, put back by a person.
+//!
+//! A restore point keeps, without changing the user's worktree or index:
+//! - HEAD (symbolic target and commit) and every ref the operation may move, copied under
+//!   `refs/gitward/restore/<id>/…` so that `git gc` keeps everything they reach;
+//! - the index file as a blob (conflict stages and flags included), plus its tree when it
+//!   has no conflicts;
+//! - the tracked and untracked (non-ignored) worktree as a commit built on a private index
+//!   copy, with caps per file and on the number of files — what was left out is listed,
+//!   never silent;
+//! - git's state files of an operation in progress (`MERGE_HEAD`, `rebase-merge/`, …).
+//!
+//! Capture runs through the read door: no hook, fsmonitor or filter driver of the
+//! repository runs, and contents are stored raw (`--no-filters`), because a restore must
+//! put back the bytes that were on disk, not what a clean filter would make of them. The
+//! metadata lives in the gateway store; the after-state (HEAD and refs once the guarded
+//! write finished) is added to it so a restore can tell whether the repository moved on.
+//!
+//! Restoring is itself revalidated (refused when the repository moved on since the
+//! after-state, unless the person confirms with the differences shown) and itself takes a
+//! restore point first, so a restore can be undone. Retention keeps the newest 200 per
+//! repository or those of the last 14 days, whichever keeps more; pruning deletes the refs.
+
+mod apply;
+mod capture;
+mod files;
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::store::{RestorePoint, Store, StoreError};
+use crate::config::Config;
+use crate::git::index_copy::IndexCopy;
+use crate::git::{Git, GitError, Repo};
+use crate::operation::{Moved, OpError, pins};
+
+/// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
+pub const REF_PREFIX: &str = "refs/gitward/restore/";
+
+pub(crate) fn ref_base(id: &str) -> String {
+    format!("{REF_PREFIX}{id}/")
+}
+
+/// What one restore point may hold.
+#[derive(Debug, Clone)]
+pub struct Caps {
+    /// Files larger than this are skipped (listed).
+    pub max_file_bytes: u64,
+    /// At most this many changed or untracked files are stored; the rest are skipped.
+    pub max_files: usize,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Caps {
+            max_file_bytes: 10 * 1024 * 1024,
+            max_files: 50_000,
+        }
+    }
+}
+
+/// How many restore points are kept per repository.
+#[derive(Debug, Clone)]
+pub struct Retention {
+    pub keep_newest: usize,
+    pub keep_for: Duration,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            keep_newest: 200,
+            keep_for: Duration::from_secs(14 * 24 * 3600),
+        }
+    }
+}
+
+/// Why a restore point could not be taken or put back.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    #[error("no restore point {0}")]
+    NotFound(String),
+    /// The repository moved on since the restore point's after-state; confirm to go on.
+    #[error("the repository moved on since the restore point: {}", moved.iter().map(|m| m.what.as_str()).collect::<Vec<_>>().join(", "))]
+    Moved { moved: Vec<Moved> },
+    #[error(transparent)]
+    Op(#[from] OpError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<GitError> for RestoreError {
+    fn from(e: GitError) -> Self {
+        RestoreError::Op(e.into())
+    }
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Restored {
+    /// The restore point taken just before restoring (restoring it undoes the restore).
+    pub restore_point_id: String,
+    pub restored_from: String,
+    /// What had moved since the after-state (confirmed by the person).
+    pub moved: Vec<Moved>,
+    /// Files written and removed in the worktree.
+    pub files: Value,
+    /// Refs created after the point that stayed because a worktree has them checked out.
+    pub kept_refs: Vec<String>,
+}
+
+impl Restored {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "restorePointId": self.restore_point_id,
+            "restoredFrom": self.restored_from,
+            "moved": self.moved,
+            "files": self.files,
+            "keptRefs": self.kept_refs,
+        })
+    }
+}
+
+/// A restore point's id (`rp_…`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestorePointId(pub String);
+
+/// A fresh id: `rp_`, the UTC time to the millisecond, and 8 random hex digits.
+pub fn new_id(now: Timestamp) -> String {
+    let stamp = now.strftime("%Y%m%dT%H%M%S%3fZ").to_string();
+    let random = uuid::Uuid::new_v4().simple().to_string();
+    format!("rp_{stamp}_{}", &random[..8])
+}
+
+/// Takes a restore point of `repo` before a write that may move `refs`, and records it.
+#[allow(clippy::too_many_arguments)]
+pub async fn take(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    refs: &[String],
+    preview_id: Option<&str>,
+    operation_type: Option<&str>,
+    caps: &Caps,
+    now: Timestamp,
+) -> Result<RestorePoint, RestoreError> {
+    let git = Git::new(repo, cancel);
+    let id = new_id(now);
+    // The reads are independent: refs, state files, the index as it is, and the
+    // worktree's changes run side by side; only entering the changes in the index copy
+    // waits for the index to be stored first.
+    let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
+    let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
+        let copy = IndexCopy::new(repo).await?;
+        let (refs, state, ix, staged) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir),
+            capture::index(&git, repo, &copy),
+            capture::changes(&git, repo, top, caps),
+        );
+        let staged = staged?;
+        index = ix?;
+        worktree = capture::build(&git, &copy, &id, &staged).await?;
+        skipped = staged.skipped;
+        (refs?, state?)
+    } else {
+        let (refs, state) = tokio::join!(
+            capture::refs(&git, refs),
+            capture::state(&git, &repo.git_dir)
+        );
+        (refs?, state?)
+    };
+    let captured = json!({
+        "head": head,
+        "refs": refmap,
+        "index": index,
+        "worktree": worktree,
+        "state": state,
+    });
+    capture::pin_objects(&git, &id, &captured).await?;
+    let point = RestorePoint {
+        id,
+        repo_path: repo.display(),
+        preview_id: preview_id.map(str::to_owned),
+        operation_type: operation_type.map(str::to_owned),
+        created_at: now,
+        captured,
+        skipped: Value::Array(skipped),
+    };
+    store.insert_restore_point(&point)?;
+    Ok(point)
+}
+
+fn ref_names(captured: &Value) -> Vec<String> {
+    captured["refs"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// HEAD and the point's refs as they are now: `{head, refs}`.
+async fn current(git: &Git<'_>, captured: &Value) -> Result<Value, OpError> {
+    let (head, refs) = capture::refs(git, &ref_names(captured)).await?;
+    Ok(json!({"head": head, "refs": refs}))
+}
+
+/// Records the state the guarded write left (HEAD and the point's refs).
+pub async fn record_after(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    point: &RestorePoint,
+) -> Result<(), RestoreError> {
+    let git = Git::new(repo, cancel);
+    let mut captured = point.captured.clone();
+    captured["after"] = current(&git, &point.captured).await?;
+    store.update_restore_point_captured(&point.id, &captured)?;
+    Ok(())
+}
+
+/// What moved since the point's after-state (or, without one, since it was taken).
+pub async fn moved_since(git: &Git<'_>, point: &RestorePoint) -> Result<Vec<Moved>, OpError> {
+    let c = &point.captured;
+    let expected = match c.get("after") {
+        Some(after) if !after.is_null() => after.clone(),
+        _ => json!({"head": c["head"], "refs": c["refs"]}),
+    };
+    let found = current(git, c).await?;
+    Ok(pins::diff(&expected, &found))
+}
+
+/// Puts restore point `id` back. Refused with [`RestoreError::Moved`] when the
+/// repository moved on and `confirm_moved` is false.
+pub async fn restore(
+    store: &mut Store,
+    config: &Config,
+    id: &str,
+    confirm_moved: bool,
+    cancel: &CancellationToken,
+    now: Timestamp,
+) -> Result<Restored, RestoreError> {
+    let point = store
+        .restore_point(id)?
+        .ok_or_else(|| RestoreError::NotFound(id.to_owned()))?;
+    let repo = crate::git::repo::open(config, "repoPath", &point.repo_path, cancel).await?;
+    restore_in(store, &repo, &point, confirm_moved, cancel, now).await
+}
+
+/// [`restore`] with the repository already open (and locked by the caller).
+pub async fn restore_in(
+    store: &mut Store,
+    repo: &Repo,
+    point: &RestorePoint,
+    confirm_moved: bool,
+    cancel: &CancellationToken,
+    now: Timestamp,
+) -> Result<Restored, RestoreError> {
+    let git = Git::new(repo, cancel);
+    let moved = moved_since(&git, point).await?;
+    if !moved.is_empty() && !confirm_moved {
+        return Err(RestoreError::Moved { moved });
+    }
+    let old = &point.captured;
+    let names = ref_names(old);
+    let before = take(
+        store,
+        repo,
+        cancel,
+        &names,
+        None,
+        Some("restore"),
+        &Caps::default(),
+        now,
+    )
+    .await?;
+    let new = &before.captured;
+    let mut files = Value::Null;
+    if let (Some(top), Some(cur), Some(target)) = (
+        repo.worktree.as_deref(),
+        new["worktree"]["tree"].as_str(),
+        old["worktree"]["tree"].as_str(),
+    ) {
+        let skipped: BTreeSet<String> = point
+            .skipped
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s["path"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files = apply::worktree(&git, top, cur, target, &skipped).await?;
+        apply::index(&git, repo, &old["index"]).await?;
+    }
+    let refs_now = new["refs"]
+        .as_object()
+        .map(|m| m.clone().into_iter().collect())
+        .unwrap_or_default();
+    let kept_refs = apply::refs(&git, repo, old, &refs_now).await?;
+    apply::state(&git, &repo.git_dir, &old["state"]).await?;
+    record_after(store, repo, cancel, &before).await?;
+    Ok(Restored {
+        restore_point_id: before.id,
+        restored_from: point.id.clone(),
+        moved,
+        files,
+        kept_refs,
+    })
+}
+
+/// Deletes the restore points of `repo` that retention no longer keeps (refs, then the
+/// record); returns their ids.
+pub async fn prune(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    now: Timestamp,
+    retention: &Retention,
+) -> Result<Vec<String>, RestoreError> {
+    let points = store.all_restore_points(&repo.display())?;
+    let horizon = now
+        .checked_sub(jiff::SignedDuration::try_from(retention.keep_for).unwrap_or_default())
+        .unwrap_or(Timestamp::MIN);
+    let git = Git::new(repo, cancel);
+    let mut pruned = Vec::new();
+    for (i, point) in points.into_iter().enumerate() {
+        if i < retention.keep_newest || point.created_at >= horizon {
+            continue;
+        }
+        delete_refs(&git, &point.id).await?;
+        store.delete_restore_point(&point.id)?;
+        pruned.push(point.id);
+    }
+    Ok(pruned)
+}
+
+async fn delete_refs(git: &Git<'_>, id: &str) -> Result<(), OpError> {
+    let base = ref_base(id);
+    let out = git
+        .cmd(["for-each-ref", "--format=%(refname)", &base])
+        .capture(crate::git::DEFAULT_CAP)
+        .await?;
+    let mut input = Vec::new();
+    for name in String::from_utf8_lossy(&out.sink.bytes).lines() {
+        if name.starts_with(&base) {
+            input.extend_from_slice(format!("delete {name}\0\0").as_bytes());
+        }
+    }
+    if !input.is_empty() {
+        git.cmd(["update-ref", "--stdin", "-z"])
+            .stdin(input)
+            .capture(64 * 1024)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The page's and the read bridge's view of a restore point (`RestorePointView`).
+pub fn view(point: &RestorePoint) -> Value {
+    let c = &point.captured;
+    let created = point
+        .created_at
+        .strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string();
+    json!({
+        "id": point.id,
+        "repoPath": point.repo_path,
+        "operationType": point.operation_type,
+        "previewId": point.preview_id,
+        "createdAt": created,
+        "headBefore": c["head"]["oid"],
+        "headAfter": c.get("after").map(|a| a["head"]["oid"].clone()).unwrap_or(Value::Null),
+        "captured": {
+            "refs": c["refs"],
+            "head": c["head"],
+            "index": c["index"],
+            "worktree": c["worktree"],
+            "state": c["state"].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()),
+        },
+        "skipped": point.skipped,
+        "restorable": c["refs"].is_object(),
+    })
+}

@@ -1,0 +1,30 @@
+//! Development builds only: `GITWARD_DEBUG_CRASH_AT=<point>` aborts the process (no
+//! unwinding, no destructors, like `kill -9`) when execution reaches that named point, so
+//! tests can prove a crash there loses nothing and runs nothing twice. Release builds
+//! contain none of this.
+
+/// The named points, in the order an execution passes them.
+pub const POINTS: &[&str] = &[AFTER_INTENT, AFTER_RESTORE_POINT, MID_WRITE, AFTER_WRITE];
+
+/// The intent record is stored; nothing is written yet.
+pub const AFTER_INTENT: &str = "after-intent";
+/// The restore point is taken; the operation's write has not started.
+pub const AFTER_RESTORE_POINT: &str = "after-restore-point";
+/// Inside the write, between its steps (a commit: staged, not committed).
+pub const MID_WRITE: &str = "mid-write";
+/// The write is done; the proposal is not yet marked completed.
+pub const AFTER_WRITE: &str = "after-write";
+
+#[cfg(debug_assertions)]
+pub const VAR: &str = "GITWARD_DEBUG_CRASH_AT";
+
+/// Aborts when `GITWARD_DEBUG_CRASH_AT` names `point` (development builds only).
+#[cfg(debug_assertions)]
+pub fn point(point: &str) {
+    if std::env::var_os(VAR).is_some_and(|v| v == point) {
+        std::process::abort();
+    }
+}
+
+#[cfg(not(debug_assertions))]
+pub fn point(_: &str) {}

@@ -1,0 +1,220 @@
+//! The intent record: the refs a write expects to find before it and to leave after it.
+//!
+//! The executor stores it before the first write. After a crash, reconciliation compares
+//! the repository with both sides: the post-state reached means the write finished; the
+//! pre-state means it never started (or was undone); anything else is reported as found.
+//! The same comparison verifies a write that did not crash.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::{Ctx, OpError};
+use crate::git::{Git, Oid};
+
+/// What one ref (or `HEAD`) is expected to be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Expect {
+    /// The ref does not exist.
+    Absent,
+    /// The ref points at exactly this object.
+    At { oid: String },
+    /// The ref points at a new commit whose first parent is `parent` (a root commit when
+    /// `None`): the result of a commit whose id cannot be known in advance.
+    ChildOf { parent: Option<String> },
+    /// `HEAD` is a symbolic ref to `target` (a branch, born or not).
+    Symbolic { target: String },
+    /// `HEAD` is detached at `oid`.
+    Detached { oid: String },
+}
+
+/// The expected pre- and post-state of one write.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Intent {
+    /// Ref name (`HEAD` or a full `refs/…` name) → state before the write.
+    pub pre: BTreeMap<String, Expect>,
+    /// Ref name → state after the write.
+    pub post: BTreeMap<String, Expect>,
+    /// A worktree the write adds: absent before, registered after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+}
+
+impl Intent {
+    /// Every ref the write may move (the restore point captures each).
+    pub fn refs(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.pre.keys().chain(self.post.keys()).cloned().collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// Which side of an intent the repository is on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reached {
+    /// Every post-state expectation holds.
+    Post,
+    /// Every pre-state expectation holds (nothing was written, or it was undone).
+    Pre,
+    /// Neither: what was found, per ref.
+    Neither(Value),
+}
+
+/// One ref as found now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    Absent,
+    At(Oid),
+    /// `HEAD` only: symbolic to `target`, pointing at the commit if born.
+    Symbolic {
+        target: String,
+        oid: Option<Oid>,
+    },
+}
+
+impl Found {
+    pub fn to_json(&self) -> Value {
+        match self {
+            Found::Absent => Value::Null,
+            Found::At(oid) => json!(oid.as_str()),
+            Found::Symbolic { target, oid } => {
+                json!({"symbolic": target, "oid": oid.as_ref().map(Oid::as_str)})
+            }
+        }
+    }
+}
+
+/// Reads `HEAD` (symbolic target and commit) or a full ref name.
+pub async fn read_ref(git: &Git<'_>, name: &str) -> Result<Found, OpError> {
+    if name == "HEAD" {
+        let sym = git
+            .cmd(["symbolic-ref", "--quiet", "HEAD"])
+            .capture_allowing(4096, &[0, 1])
+            .await?;
+        let oid = git.head().await?;
+        if sym.success() {
+            let target = String::from_utf8_lossy(&sym.sink.bytes).trim().to_owned();
+            return Ok(Found::Symbolic { target, oid });
+        }
+        return Ok(oid.map_or(Found::Absent, Found::At));
+    }
+    let out = git
+        .cmd(["rev-parse", "--verify", "--quiet", "--end-of-options", name])
+        .capture_allowing(4096, &[0, 1, 128])
+        .await?;
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    Ok(match (out.code, Oid::parse(text.trim())) {
+        (Some(0), Some(oid)) => Found::At(oid),
+        _ => Found::Absent,
+    })
+}
+
+/// The first parent of `oid`, `None` for a root commit.
+async fn first_parent(git: &Git<'_>, oid: &Oid) -> Result<Option<Option<Oid>>, OpError> {
+    let out = git
+        .cmd([
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "--end-of-options",
+            oid.as_str(),
+        ])
+        .capture_allowing(4096, &[0, 128])
+        .await?;
+    if !out.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    let mut words = text.split_whitespace().skip(1);
+    Ok(Some(words.next().and_then(Oid::parse)))
+}
+
+/// True when `found` meets `expect`.
+pub async fn meets(git: &Git<'_>, expect: &Expect, found: &Found) -> Result<bool, OpError> {
+    Ok(match (expect, found) {
+        (Expect::Absent, Found::Absent) => true,
+        (Expect::At { oid }, Found::At(f)) => f.as_str() == oid,
+        (Expect::ChildOf { parent }, Found::At(f) | Found::Symbolic { oid: Some(f), .. }) => {
+            if parent.as_deref() == Some(f.as_str()) {
+                false
+            } else {
+                first_parent(git, f)
+                    .await?
+                    .is_some_and(|p| p.as_ref().map(Oid::as_str) == parent.as_deref())
+            }
+        }
+        (Expect::Symbolic { target }, Found::Symbolic { target: t, .. }) => t == target,
+        (Expect::Detached { oid }, Found::At(f)) => f.as_str() == oid,
+        _ => false,
+    })
+}
+
+/// True when a worktree is registered at `path` (compared canonically).
+pub async fn worktree_registered(git: &Git<'_>, path: &str) -> Result<bool, OpError> {
+    let out = git
+        .cmd(["worktree", "list", "--porcelain", "-z"])
+        .capture(crate::git::DEFAULT_CAP)
+        .await?;
+    let want = std::fs::canonicalize(path).unwrap_or_else(|_| Path::new(path).to_owned());
+    Ok(out.sink.bytes.split(|b| *b == 0).any(|rec| {
+        rec.strip_prefix(b"worktree ").is_some_and(|p| {
+            use std::os::unix::ffi::OsStrExt;
+            let p = Path::new(std::ffi::OsStr::from_bytes(p));
+            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()) == want
+        })
+    }))
+}
+
+async fn side(
+    ctx: Ctx<'_>,
+    expects: &BTreeMap<String, Expect>,
+    found: &BTreeMap<String, Found>,
+) -> Result<bool, OpError> {
+    let git = Git::new(ctx.repo, ctx.cancel);
+    for (name, expect) in expects {
+        let Some(f) = found.get(name) else {
+            return Ok(false);
+        };
+        if !meets(&git, expect, f).await? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Compares the repository with both sides of `intent`.
+pub async fn reached(ctx: Ctx<'_>, intent: &Intent) -> Result<Reached, OpError> {
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let mut found = BTreeMap::new();
+    for name in intent.refs() {
+        let f = read_ref(&git, &name).await?;
+        found.insert(name, f);
+    }
+    let worktree = match &intent.worktree {
+        Some(path) => Some(worktree_registered(&git, path).await?),
+        None => None,
+    };
+    if side(ctx, &intent.post, &found).await? && worktree != Some(false) {
+        return Ok(Reached::Post);
+    }
+    if side(ctx, &intent.pre, &found).await? && worktree != Some(true) {
+        return Ok(Reached::Pre);
+    }
+    let mut map: serde_json::Map<String, Value> = found
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect();
+    if let (Some(path), Some(registered)) = (&intent.worktree, worktree) {
+        map.insert(
+            "worktree".into(),
+            json!({"path": path, "registered": registered}),
+        );
+    }
+    Ok(Reached::Neither(Value::Object(map)))
+}

@@ -1,0 +1,497 @@
+//! Restore points (library level, real git): every byte comes back — tracked, staged,
+//! untracked, modes, links, the index with its conflict stages, git's merge state — a
+//! restore can itself be undone, points survive `git gc --prune=now`, caps leave a
+//! listed trail, retention prunes refs, and reconciliation after a crash ends an
+//! `executing` proposal from its intent both ways.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use gitward::gateway::api::{FailureKind, Status};
+use gitward::gateway::server::restore::{self, Caps, RestoreError, Retention};
+use gitward::gateway::server::store::Store;
+use gitward::git::Repo;
+use gitward::operation::{self, Pins};
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use super::exec_ops::Rig;
+
+/// Every file under `top` except `.git`: path → (kind and mode, bytes).
+fn tree_of(top: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![top.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(top)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(
+                    rel,
+                    ("link".into(), target.to_string_lossy().as_bytes().to_vec()),
+                );
+            } else if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let mode = format!("file {:o}", meta.permissions().mode() & 0o111);
+                out.insert(rel, (mode, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Everything a restore must put back.
+fn snapshot(rig: &Rig) -> Value {
+    let files: BTreeMap<String, Value> = tree_of(&rig.repo)
+        .into_iter()
+        .map(|(k, (m, b))| (k, json!([m, String::from_utf8_lossy(&b), b.len()])))
+        .collect();
+    let git_dir = rig.repo.join(".git");
+    json!({
+        "files": files,
+        "index": format!("{:x?}", std::fs::read(git_dir.join("index")).unwrap()),
+        "head": std::fs::read_to_string(git_dir.join("HEAD")).unwrap(),
+        "headOid": rig.git(&["rev-parse", "HEAD"]),
+        // The refs the point was asked to keep; a branch made later is not the point's.
+        "refs": rig.git(&["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/main", "refs/heads/side"]),
+        "mergeHead": std::fs::read_to_string(git_dir.join("MERGE_HEAD")).ok(),
+        "mergeMsg": std::fs::read_to_string(git_dir.join("MERGE_MSG")).ok(),
+    })
+}
+
+async fn open(rig: &Rig) -> std::sync::Arc<Repo> {
+    gitward::git::repo::open(
+        rig.exec.config(),
+        "repoPath",
+        &rig.repo.display().to_string(),
+        &rig.cancel,
+    )
+    .await
+    .unwrap()
+}
+
+async fn take(
+    rig: &Rig,
+    store: &mut Store,
+    caps: &Caps,
+    refs: &[String],
+) -> restore::RestorePointId {
+    let repo = open(rig).await;
+    let point = restore::take(
+        store,
+        &repo,
+        &rig.cancel,
+        refs,
+        None,
+        Some("test"),
+        caps,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    restore::RestorePointId(point.id)
+}
+
+/// A repository in the middle of a conflicted merge, with every other kind of change.
+fn messy(rig: &Rig) {
+    rig.fx.commit(&rig.repo, "c.txt", "base\n", "c");
+    rig.git(&["switch", "-q", "-c", "side"]);
+    rig.fx.commit(&rig.repo, "c.txt", "side\n", "side c");
+    rig.git(&["switch", "-q", "main"]);
+    rig.fx.commit(&rig.repo, "c.txt", "main\n", "main c");
+    let merge = rig.fx.git_output(&rig.repo, &["merge", "side"]);
+    assert!(!merge.status.success());
+    rig.fx.write(&rig.repo, ".gitignore", "*.log\n");
+    rig.fx.write(&rig.repo, "ignored.log", "keep me\n");
+    rig.fx
+        .write(&rig.repo, "a.txt", "one\ntwo\nedited, unstaged\n");
+    rig.fx.write(&rig.repo, "dir/b.txt", "staged\n");
+    rig.git(&["add", "dir/b.txt"]);
+    std::fs::create_dir_all(rig.repo.join("u")).unwrap();
+    std::fs::write(rig.repo.join("u/x.bin"), b"\0\x01crlf\r\nend\xff").unwrap();
+    std::fs::write(rig.repo.join("run.sh"), "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        rig.repo.join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("a.txt", rig.repo.join("link")).unwrap();
+}
+
+/// Changes everything again: abort the merge, new commits, deletions, a new branch.
+fn trample(rig: &Rig) {
+    rig.git(&["merge", "--abort"]);
+    rig.fx.write(&rig.repo, "a.txt", "trampled\n");
+    std::fs::remove_file(rig.repo.join("u/x.bin")).unwrap();
+    std::fs::remove_file(rig.repo.join("link")).unwrap();
+    std::fs::set_permissions(
+        rig.repo.join("run.sh"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    rig.fx.write(&rig.repo, "brand/new.txt", "new\n");
+    rig.git(&["add", "-A"]);
+    rig.git(&["commit", "-q", "-m", "trample"]);
+    rig.git(&["switch", "-q", "-c", "elsewhere"]);
+    rig.fx.write(&rig.repo, "ignored.log", "keep me\n");
+}
+
+#[tokio::test]
+async fn restore_puts_every_byte_back_and_can_itself_be_undone() {
+    let rig = Rig::new();
+    messy(&rig);
+    let before = snapshot(&rig);
+    assert!(
+        rig.git(&["ls-files", "-u"]).contains("c.txt"),
+        "conflict stages expected"
+    );
+    let mut store = rig.store();
+    let refs = vec!["refs/heads/main".to_owned(), "refs/heads/side".to_owned()];
+    let id = take(&rig, &mut store, &Caps::default(), &refs).await.0;
+    // Taking it changed nothing.
+    assert_eq!(snapshot(&rig), before);
+    trample(&rig);
+    let trampled = snapshot(&rig);
+    let repo = open(&rig).await;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    let refused = restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        false,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await;
+    let Err(RestoreError::Moved { moved }) = refused else {
+        panic!("expected a refusal, got {refused:?}");
+    };
+    let what: Vec<_> = moved.iter().map(|m| m.what.clone()).collect();
+    assert!(what.contains(&"head symbolic".to_owned()), "{what:?}");
+    assert!(
+        what.contains(&"refs refs/heads/main".to_owned()),
+        "{what:?}"
+    );
+    assert_eq!(
+        snapshot(&rig),
+        trampled,
+        "a refused restore changes nothing"
+    );
+    let done = restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        true,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(snapshot(&rig), before);
+    assert!(rig.git(&["ls-files", "-u"]).contains("c.txt"));
+    assert!(
+        rig.git(&["branch", "--list", "elsewhere"])
+            .contains("elsewhere")
+    );
+    assert_eq!(
+        std::fs::read_to_string(rig.repo.join("ignored.log")).unwrap(),
+        "keep me\n"
+    );
+    // The restore took its own point first: restoring that one undoes the restore.
+    let undo = store
+        .restore_point(&done.restore_point_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(undo.operation_type.as_deref(), Some("restore"));
+    restore::restore_in(
+        &mut store,
+        &repo,
+        &undo,
+        false,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(snapshot(&rig), trampled);
+}
+
+#[tokio::test]
+async fn restore_points_survive_gc_prune_now() {
+    let rig = Rig::new();
+    rig.fx
+        .write(&rig.repo, "only-here.txt", "untracked, never committed\n");
+    rig.fx
+        .write(&rig.repo, "a.txt", "changed, never committed\n");
+    let before = snapshot(&rig);
+    let mut store = rig.store();
+    let id = take(
+        &rig,
+        &mut store,
+        &Caps::default(),
+        &["refs/heads/main".to_owned()],
+    )
+    .await
+    .0;
+    rig.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::remove_file(rig.repo.join("only-here.txt")).unwrap();
+    rig.git(&["reflog", "expire", "--expire=now", "--all"]);
+    rig.git(&["gc", "-q", "--prune=now"]);
+    let repo = open(&rig).await;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        true,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(snapshot(&rig), before);
+}
+
+#[tokio::test]
+async fn caps_skip_files_and_list_them_and_restore_leaves_them_alone() {
+    let rig = Rig::new();
+    rig.fx
+        .write(&rig.repo, "big.txt", "more than sixteen bytes\n");
+    rig.fx.write(&rig.repo, "s1.txt", "1\n");
+    rig.fx.write(&rig.repo, "s2.txt", "2\n");
+    rig.fx.write(&rig.repo, "s3.txt", "3\n");
+    let mut store = rig.store();
+    let caps = Caps {
+        max_file_bytes: 16,
+        max_files: 2,
+    };
+    let id = take(&rig, &mut store, &caps, &[]).await.0;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    let skipped = point.skipped.as_array().unwrap();
+    let reasons: Vec<(String, String)> = skipped
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().into(),
+                s["reason"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(
+        reasons.contains(&("big.txt".into(), "larger than 16 bytes".into())),
+        "{reasons:?}"
+    );
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|(_, r)| r.contains("file cap"))
+            .count(),
+        1,
+        "{reasons:?}"
+    );
+    assert_eq!(restore::view(&point)["skipped"], point.skipped);
+    rig.fx
+        .write(&rig.repo, "big.txt", "changed after the point\n");
+    let repo = open(&rig).await;
+    restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        true,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    // Never captured, so never touched.
+    assert_eq!(
+        std::fs::read_to_string(rig.repo.join("big.txt")).unwrap(),
+        "changed after the point\n"
+    );
+}
+
+#[tokio::test]
+async fn retention_keeps_the_newest_or_the_recent_and_prunes_refs() {
+    let rig = Rig::new();
+    let mut store = rig.store();
+    let repo = open(&rig).await;
+    let now = Timestamp::now();
+    let day = jiff::SignedDuration::from_hours(24);
+    let mut ids = Vec::new();
+    for age in [20, 19, 1] {
+        let at = now.checked_sub(day * age).unwrap();
+        let p = restore::take(
+            &mut store,
+            &repo,
+            &rig.cancel,
+            &["refs/heads/main".into()],
+            None,
+            None,
+            &Caps::default(),
+            at,
+        )
+        .await
+        .unwrap();
+        ids.push(p.id);
+    }
+    let retention = Retention {
+        keep_newest: 1,
+        keep_for: std::time::Duration::from_secs(14 * 24 * 3600),
+    };
+    let pruned = restore::prune(&mut store, &repo, &rig.cancel, now, &retention)
+        .await
+        .unwrap();
+    assert_eq!(pruned.len(), 2);
+    assert!(pruned.contains(&ids[0]) && pruned.contains(&ids[1]));
+    let refs = rig.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/gitward/restore/",
+    ]);
+    assert!(
+        !refs.contains(&ids[0]) && !refs.contains(&ids[1]) && refs.contains(&ids[2]),
+        "{refs}"
+    );
+    assert!(store.restore_point(&ids[0]).unwrap().is_none());
+}
+
+#[tokio::test]
+async fn an_executed_commit_is_undone_by_its_restore_point_without_confirmation() {
+    let rig = Rig::new();
+    rig.fx.write(&rig.repo, "a.txt", "to be committed\n");
+    rig.fx.write(&rig.repo, "loose.txt", "untracked\n");
+    let before = snapshot(&rig);
+    let record = rig
+        .execute("commit", json!({"message": "m", "stageAll": true}))
+        .await;
+    assert_eq!(record.status, Status::Completed);
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    let view = restore::view(&rig.store().restore_point(&rp).unwrap().unwrap());
+    assert_eq!(view["operationType"], "commit");
+    assert_eq!(view["headAfter"], rig.git(&["rev-parse", "HEAD"]));
+    let done = rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    assert_eq!(snapshot(&rig), before);
+    assert_eq!(done.restored_from, rp);
+}
+
+#[tokio::test]
+async fn restoring_a_branch_or_worktree_operation_puts_the_refs_back() {
+    let rig = Rig::new();
+    let head = rig.git(&["rev-parse", "HEAD"]);
+    let record = rig.execute("branch", json!({"name": "topic"})).await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    assert_eq!(rig.git(&["symbolic-ref", "HEAD"]), "refs/heads/topic");
+    let done = rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    assert_eq!(rig.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(rig.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(rig.git(&["branch", "--list", "topic"]), "");
+    assert!(done.kept_refs.is_empty());
+
+    let record = rig.execute("worktree", json!({"branch": "task"})).await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    let done = rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    // The added worktree still has the branch checked out: it is kept, and said so.
+    assert_eq!(done.kept_refs, ["refs/heads/task"]);
+    assert!(rig.git(&["branch", "--list", "task"]).contains("task"));
+}
+
+/// Claims an approved proposal and records its intent as the executor would, then stops
+/// (the crash); `write` runs plain git in between when the crash came after the write.
+async fn crash_after_intent(rig: &Rig, fields: Value, write: bool) -> String {
+    let id = rig.propose("commit", fields.clone()).await.unwrap();
+    rig.approve(&id);
+    let mut store = rig.store();
+    store
+        .claim(&id, &json!({"phase": "claimed"}), Timestamp::now())
+        .unwrap();
+    let pins = Pins(store.pins(&id).unwrap().unwrap());
+    let op = operation::find("commit").unwrap();
+    let intent = op.intent(fields.as_object().unwrap(), &pins).unwrap();
+    let repo = open(rig).await;
+    let point = restore::take(
+        &mut store,
+        &repo,
+        &rig.cancel,
+        &intent.refs(),
+        Some(&id),
+        Some("commit"),
+        &Caps::default(),
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    let record = json!({"phase": "restorePoint", "repoPath": repo.display(), "intent": intent, "restorePointId": point.id});
+    store.update_intent(&id, &record, Timestamp::now()).unwrap();
+    if write {
+        rig.git(&["add", "-A"]);
+        rig.git(&["commit", "-q", "-m", "m"]);
+    }
+    id
+}
+
+#[tokio::test]
+async fn reconciliation_completes_a_finished_write_and_fails_an_unfinished_one() {
+    let rig = Rig::new();
+    rig.fx.write(&rig.repo, "a.txt", "x\n");
+    let done = crash_after_intent(&rig, json!({"message": "m", "stageAll": true}), true).await;
+    let ended = rig.exec.reconcile_at_start(&rig.cancel).await.unwrap();
+    assert_eq!(ended.len(), 1);
+    let r = &ended[0];
+    assert_eq!(
+        (r.preview_id.as_str(), r.status),
+        (done.as_str(), Status::Completed)
+    );
+    let result = r.result.as_ref().unwrap();
+    assert_eq!(result.fields["commitSha"], rig.git(&["rev-parse", "HEAD"]));
+    assert!(result.restore_point_id.is_some());
+
+    rig.fx.write(&rig.repo, "a.txt", "y\n");
+    let head = rig.git(&["rev-parse", "HEAD"]);
+    let cut = crash_after_intent(&rig, json!({"message": "m", "stageAll": true}), false).await;
+    // Claimed only, no intent: nothing was written.
+    let early = rig
+        .propose("branch", json!({"name": "early"}))
+        .await
+        .unwrap();
+    rig.approve(&early);
+    rig.store()
+        .claim(&early, &json!({"phase": "claimed"}), Timestamp::now())
+        .unwrap();
+    let ended = rig.exec.reconcile_at_start(&rig.cancel).await.unwrap();
+    assert_eq!(ended.len(), 2);
+    for r in &ended {
+        assert_eq!(r.status, Status::Failed, "{r:?}");
+        let result = r.result.as_ref().unwrap();
+        assert_eq!(result.failure, Some(FailureKind::Interrupted));
+        assert_eq!(
+            result.restore_point_id.is_some(),
+            r.preview_id == cut,
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        rig.git(&["rev-parse", "HEAD"]),
+        head,
+        "nothing was run again"
+    );
+    assert!(
+        rig.exec
+            .reconcile_at_start(&rig.cancel)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // A reconciled proposal is never executed afterwards.
+    assert!(rig.exec.run(&cut, &rig.cancel).await.is_err());
+}
