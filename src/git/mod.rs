@@ -24,6 +24,8 @@ pub mod log;
 pub mod ls_files;
 pub mod merge;
 pub mod merge_base;
+pub mod objects;
+pub mod on_copy;
 pub mod operation;
 pub mod reach;
 pub mod reachable;
@@ -34,6 +36,7 @@ pub mod repo;
 pub mod stash;
 pub mod status;
 mod trust;
+pub mod update_ref;
 pub mod worktree;
 pub mod write;
 

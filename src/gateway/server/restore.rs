@@ -35,7 +35,8 @@ use tokio_util::sync::CancellationToken;
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::index_copy::IndexCopy;
-use crate::git::{Git, GitError, Repo};
+use crate::git::update_ref::Transaction;
+use crate::git::{Git, GitError, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
@@ -340,22 +341,13 @@ pub async fn prune(
 
 async fn delete_refs(git: &Git<'_>, id: &str) -> Result<(), OpError> {
     let base = ref_base(id);
-    let out = git
-        .cmd(["for-each-ref", "--format=%(refname)", &base])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    let mut input = Vec::new();
-    for name in String::from_utf8_lossy(&out.sink.bytes).lines() {
+    let mut tx = Transaction::new();
+    for (name, _) in refs::resolve(git, std::slice::from_ref(&base)).await? {
         if name.starts_with(&base) {
-            input.extend_from_slice(format!("delete {name}\0\0").as_bytes());
+            tx.delete(&name, None);
         }
     }
-    if !input.is_empty() {
-        git.cmd(["update-ref", "--stdin", "-z"])
-            .stdin(input)
-            .capture(64 * 1024)
-            .await?;
-    }
+    tx.commit(git, None).await?;
     Ok(())
 }
 
