@@ -153,19 +153,25 @@ pub async fn take(
     let id = new_id(now);
     // The reads are independent: refs, state files, the index as it is, and the
     // worktree's changes run side by side; only entering the changes in the index copy
-    // waits for the index to be stored first.
+    // waits for the index to be stored first, and is skipped when there are none.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
-        let copy = IndexCopy::new(repo).await?;
-        let (refs, state, ix, staged) = tokio::join!(
+        // The index copy is made beside the worktree scan, not before it.
+        let stored = async {
+            let copy = IndexCopy::new(repo).await?;
+            let ix = capture::index(&git, repo, &copy).await?;
+            Ok::<_, OpError>((copy, ix))
+        };
+        let (refs, state, stored, staged) = tokio::join!(
             capture::refs(&git, refs),
             capture::state(&git, &repo.git_dir),
-            capture::index(&git, repo, &copy),
+            stored,
             capture::changes(&git, repo, top, caps),
         );
         let staged = staged?;
-        index = ix?;
-        worktree = capture::build(&git, &copy, &id, &staged).await?;
+        let (copy, ix) = stored?;
+        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str()).await?;
+        index = ix;
         skipped = staged.skipped;
         (refs?, state?)
     } else {

@@ -186,11 +186,21 @@ pub async fn build(
     copy: &IndexCopy,
     id: &str,
     staged: &Staged,
+    index_tree: Option<&str>,
 ) -> Result<Value, OpError> {
-    on_copy::enter(git, copy, staged.info.clone()).await?;
-    let tree = on_copy::write_tree(git, copy)
-        .await?
-        .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?;
+    // A worktree that matches the index has the index's tree: no second write.
+    let unchanged = index_tree
+        .filter(|_| staged.info.is_empty())
+        .and_then(Oid::parse);
+    let tree = match unchanged {
+        Some(tree) => tree,
+        None => {
+            on_copy::enter(git, copy, staged.info.clone()).await?;
+            on_copy::write_tree(git, copy)
+                .await?
+                .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?
+        }
+    };
     let message = format!("gitward restore point {id}: worktree");
     let commit = objects::commit_tree(git, &tree, &message).await?;
     Ok(json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored}))
