@@ -130,6 +130,21 @@ pub async fn index_differs_from_head(git: &Git<'_>) -> Result<bool, GitError> {
     Ok(out.code == Some(1))
 }
 
+/// Whether anything is staged: the index against HEAD, or against nothing on an unborn
+/// branch (`diff --cached --quiet`; the working tree is not read).
+pub async fn anything_staged(git: &Git<'_>) -> Result<bool, GitError> {
+    let out = git
+        .cmd([
+            "diff",
+            "--cached",
+            "--quiet",
+            "--no-ext-diff",
+            "--no-textconv",
+        ])
+        .capture_allowing(0, &[0, 1])
+        .await?;
+    Ok(out.code == Some(1))
+}
 #[cfg(test)]
 mod tests {
     use super::*;

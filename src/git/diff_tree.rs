@@ -85,6 +85,49 @@ pub async fn commit_changes(
     })
 }
 
+/// One entry of `diff-tree -r -z --raw` between two trees: `(new mode, new object id,
+/// status letter, path)`.
+pub type RawChange = (u32, String, u8, String);
+
+/// Every path that differs between the trees `from` and `to`, renames as deletion plus
+/// addition.
+pub async fn trees_raw(git: &Git<'_>, from: &str, to: &str) -> Result<Vec<RawChange>, GitError> {
+    let out = git
+        .cmd([
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--raw",
+            "--end-of-options",
+            from,
+            to,
+        ])
+        .capture(super::DEFAULT_CAP * 4)
+        .await?;
+    Ok(raw_diff(&out.sink.bytes))
+}
+
+fn raw_diff(bytes: &[u8]) -> Vec<RawChange> {
+    let mut out = Vec::new();
+    let mut records = bytes.split(|b| *b == 0);
+    while let (Some(meta), Some(path)) = (records.next(), records.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        if let [_, mode_b, _, oid_b, status] = fields.as_slice() {
+            let mode = u32::from_str_radix(mode_b, 8).unwrap_or(0);
+            let status = status.bytes().next().unwrap_or(b'?');
+            out.push((
+                mode,
+                (*oid_b).to_owned(),
+                status,
+                String::from_utf8_lossy(path).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,6 +216,31 @@ pub async fn head_time(git: &Git<'_>) -> Result<Option<i64>, GitError> {
         .flatten())
 }
 
+/// The parents of the commit `oid`, in order; `None` when there is no such commit.
+pub async fn parents(git: &Git<'_>, oid: &Oid) -> Result<Option<Vec<Oid>>, GitError> {
+    let out = git
+        .cmd([
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "--end-of-options",
+            oid.as_str(),
+        ])
+        .capture_allowing(4096, &[0, 128])
+        .await?;
+    if !out.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    Ok(Some(
+        text.split_whitespace()
+            .skip(1)
+            .filter_map(Oid::parse)
+            .collect(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

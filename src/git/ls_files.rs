@@ -24,3 +24,13 @@ pub async fn gitlinks(git: &Git<'_>, max: usize) -> Result<Stages, GitError> {
         .await?;
     Ok(done.sink.finish(true)?)
 }
+
+/// Every index entry (`ls-files --stage -z`) exactly as git prints it: mode, object,
+/// stage and path of each, for a digest of the whole index.
+pub async fn stages_raw(git: &Git<'_>) -> Result<Vec<u8>, GitError> {
+    let out = git
+        .cmd(["ls-files", "--stage", "-z"])
+        .capture(super::DEFAULT_CAP * 16)
+        .await?;
+    Ok(out.sink.bytes)
+}

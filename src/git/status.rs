@@ -44,6 +44,8 @@ pub struct StatusQuery<'a> {
     /// `Some` limits the listing to these paths, given as literal pathspecs after `--`;
     /// an empty list still ends the options and means the whole tree.
     pub paths: Option<&'a [RepoRelPath]>,
+    /// Each rename as a deletion and an addition (`--no-renames`).
+    pub no_renames: bool,
 }
 
 impl StatusQuery<'_> {
@@ -68,6 +70,9 @@ impl StatusQuery<'_> {
         }
         if self.show_stash {
             args.push("--show-stash".into());
+        }
+        if self.no_renames {
+            args.push("--no-renames".into());
         }
         if let Some(when) = self.ignore_submodules {
             let when = match when {

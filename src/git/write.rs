@@ -177,6 +177,83 @@ impl GitWrite<'_> {
     }
 }
 
+/// The writes of the operation vocabulary, one per git step. Paths and names are always
+/// placed where git cannot read them as options (after `--`, or validated beforehand).
+impl GitWrite<'_> {
+    /// `git add -A` of exactly `paths` (literal pathspecs), or of everything when `None`.
+    pub async fn add(&self, paths: Option<&[String]>) -> Result<Ran, RunError> {
+        match paths {
+            Some(paths) => {
+                let argv = ["--literal-pathspecs", "add", "-A", "--"]
+                    .into_iter()
+                    .map(str::to_owned)
+                    .chain(paths.iter().cloned());
+                self.run(argv).await
+            }
+            None => self.run(["add", "-A"]).await,
+        }
+    }
+
+    /// `git commit -m message`, of the index, or with `only` just those paths
+    /// (`--only`, literal). Hooks and signing run as configured; never `--amend`.
+    pub async fn commit(&self, message: &str, only: Option<&[String]>) -> Result<Ran, RunError> {
+        let mut argv: Vec<String> = Vec::new();
+        if only.is_some() {
+            argv.push("--literal-pathspecs".into());
+        }
+        argv.extend(["commit".into(), "-m".into(), message.to_owned()]);
+        if let Some(paths) = only {
+            argv.extend(["--only".into(), "--".into()]);
+            argv.extend(paths.iter().cloned());
+        }
+        self.run(argv).await
+    }
+
+    /// `git switch -c name start`: a new branch at the commit `start`, checked out.
+    pub async fn switch_new(&self, name: &str, start: &str) -> Result<Ran, RunError> {
+        self.run(["switch", "--no-guess", "--no-track", "-c", name, start])
+            .await
+    }
+
+    /// Creates the ref `refname` at `oid`; the empty old value makes git refuse if it
+    /// appeared meanwhile.
+    pub async fn create_ref(
+        &self,
+        refname: &str,
+        oid: &str,
+        message: &str,
+    ) -> Result<Ran, RunError> {
+        self.run(["update-ref", "-m", message, refname, oid, ""])
+            .await
+    }
+
+    /// `git worktree add` at `path`: of the existing branch `branch`, or with `new_at` a
+    /// new branch of that name starting at that commit.
+    pub async fn worktree_add(
+        &self,
+        path: &str,
+        branch: &str,
+        new_at: Option<&str>,
+    ) -> Result<Ran, RunError> {
+        match new_at {
+            Some(start) => {
+                self.run([
+                    "worktree",
+                    "add",
+                    "--no-track",
+                    "-b",
+                    branch,
+                    "--",
+                    path,
+                    start,
+                ])
+                .await
+            }
+            None => self.run(["worktree", "add", "--", path, branch]).await,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

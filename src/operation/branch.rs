@@ -111,11 +111,7 @@ impl Operation for Branch {
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchFields::from_fields(fields)?;
         let git = Git::new(ctx.repo, ctx.cancel);
-        let ok = git
-            .cmd(["check-ref-format", "--branch", &f.name])
-            .capture_allowing(4096, &[0, 1, 128])
-            .await?;
-        if !ok.success() {
+        if !crate::git::update_ref::is_branch_name(&git, &f.name).await? {
             return Err(OpError::invalid(
                 "name",
                 "git does not accept it as a branch name",
@@ -199,17 +195,10 @@ impl Operation for Branch {
             .ok_or_else(|| OpError::Internal("no start pinned".into()))?;
         let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
         if f.checkout {
-            checked(
-                w.run(["switch", "--no-guess", "--no-track", "-c", &f.name, start])
-                    .await,
-            )?;
+            checked(w.switch_new(&f.name, start).await)?;
         } else {
             let message = format!("branch: Created from {}", f.start());
-            // The empty old value makes git refuse if the branch appeared meanwhile.
-            checked(
-                w.run(["update-ref", "-m", &message, &f.refname(), start, ""])
-                    .await,
-            )?;
+            checked(w.create_ref(&f.refname(), start, &message).await)?;
         }
         let git = Git::new(ctx.repo, ctx.cancel);
         let tip = match read_ref(&git, &f.refname()).await? {

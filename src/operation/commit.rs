@@ -167,22 +167,14 @@ impl Operation for Commit {
         let f = CommitFields::from_fields(fields)?;
         let top = ctx.repo.require_worktree()?;
         let w = GitWrite::new(top, ctx.cancel);
-        let mut commit: Vec<String> = vec!["commit".into(), "-m".into(), f.message.clone()];
         if let Some(paths) = &f.paths {
-            let add = ["--literal-pathspecs", "add", "-A", "--"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain(paths.iter().cloned());
-            checked(w.run(add).await)?;
+            checked(w.add(Some(paths)).await)?;
             super::crash::point(super::crash::MID_WRITE);
-            commit.insert(0, "--literal-pathspecs".into());
-            commit.extend(["--only".into(), "--".into()]);
-            commit.extend(paths.iter().cloned());
         } else if f.stage_all {
-            checked(w.run(["add", "-A"]).await)?;
+            checked(w.add(None).await)?;
             super::crash::point(super::crash::MID_WRITE);
         }
-        checked(w.run(commit).await)?;
+        checked(w.commit(&f.message, f.paths.as_deref()).await)?;
         let git = Git::new(ctx.repo, ctx.cancel);
         let sha = git
             .head()
@@ -246,11 +238,7 @@ async fn check_something_to_commit(
         return Ok(());
     }
     let git = Git::new(ctx.repo, ctx.cancel);
-    let staged = git
-        .cmd(["diff", "--cached", "--quiet", "--no-ext-diff"])
-        .capture_allowing(0, &[0, 1])
-        .await?;
-    if staged.code == Some(0) {
+    if !crate::git::diff::anything_staged(&git).await? {
         return Err(OpError::invalid(
             "paths",
             "nothing is staged: list the paths to commit or set stageAll",

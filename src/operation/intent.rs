@@ -92,47 +92,23 @@ impl Found {
 /// Reads `HEAD` (symbolic target and commit) or a full ref name.
 pub async fn read_ref(git: &Git<'_>, name: &str) -> Result<Found, OpError> {
     if name == "HEAD" {
-        let sym = git
-            .cmd(["symbolic-ref", "--quiet", "HEAD"])
-            .capture_allowing(4096, &[0, 1])
-            .await?;
-        let oid = git.head().await?;
-        if sym.success() {
-            let target = String::from_utf8_lossy(&sym.sink.bytes).trim().to_owned();
+        let (sym, oid) = tokio::join!(crate::git::head::symbolic_text(git), git.head());
+        let oid = oid?;
+        if let Some(target) = sym? {
             return Ok(Found::Symbolic { target, oid });
         }
         return Ok(oid.map_or(Found::Absent, Found::At));
     }
-    let out = git
-        .cmd(["rev-parse", "--verify", "--quiet", "--end-of-options", name])
-        .capture_allowing(4096, &[0, 1, 128])
-        .await?;
-    let text = String::from_utf8_lossy(&out.sink.bytes);
-    Ok(match (out.code, Oid::parse(text.trim())) {
-        (Some(0), Some(oid)) => Found::At(oid),
-        _ => Found::Absent,
-    })
+    Ok(crate::git::update_ref::verify(git, name)
+        .await?
+        .map_or(Found::Absent, Found::At))
 }
 
 /// The first parent of `oid`, `None` for a root commit.
 async fn first_parent(git: &Git<'_>, oid: &Oid) -> Result<Option<Option<Oid>>, OpError> {
-    let out = git
-        .cmd([
-            "rev-list",
-            "--parents",
-            "-n",
-            "1",
-            "--end-of-options",
-            oid.as_str(),
-        ])
-        .capture_allowing(4096, &[0, 128])
-        .await?;
-    if !out.success() {
-        return Ok(None);
-    }
-    let text = String::from_utf8_lossy(&out.sink.bytes);
-    let mut words = text.split_whitespace().skip(1);
-    Ok(Some(words.next().and_then(Oid::parse)))
+    Ok(crate::git::log::parents(git, oid)
+        .await?
+        .map(|parents| parents.into_iter().next()))
 }
 
 /// True when `found` meets `expect`.
@@ -157,17 +133,12 @@ pub async fn meets(git: &Git<'_>, expect: &Expect, found: &Found) -> Result<bool
 
 /// True when a worktree is registered at `path` (compared canonically).
 pub async fn worktree_registered(git: &Git<'_>, path: &str) -> Result<bool, OpError> {
-    let out = git
-        .cmd(["worktree", "list", "--porcelain", "-z"])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
+    use std::os::unix::ffi::OsStrExt;
+    let listed = crate::git::worktree::list(git, 100_000).await?;
     let want = std::fs::canonicalize(path).unwrap_or_else(|_| Path::new(path).to_owned());
-    Ok(out.sink.bytes.split(|b| *b == 0).any(|rec| {
-        rec.strip_prefix(b"worktree ").is_some_and(|p| {
-            use std::os::unix::ffi::OsStrExt;
-            let p = Path::new(std::ffi::OsStr::from_bytes(p));
-            std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()) == want
-        })
+    Ok(listed.worktrees.iter().any(|w| {
+        let p = Path::new(std::ffi::OsStr::from_bytes(&w.path));
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned()) == want
     }))
 }
 

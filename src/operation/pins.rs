@@ -15,9 +15,9 @@ use sha2::{Digest, Sha256};
 
 use super::intent::{Found, read_ref};
 use super::{Moved, OpError};
-use crate::git::Git;
-use crate::parse::Records;
-use crate::parse::status_v2::{Kind, Status};
+use crate::git::status::{IgnoreSubmodules, StatusQuery, Untracked};
+use crate::git::{Git, RepoRelPath};
+use crate::parse::status_v2::Kind;
 
 /// Most changed paths one pin records; a larger change is refused as too big to review.
 pub const MAX_CHANGES: usize = 50_000;
@@ -29,11 +29,7 @@ pub async fn head(git: &Git<'_>) -> Result<Found, OpError> {
 
 /// A digest of the whole index (every entry's mode, object and stage).
 pub async fn index_digest(git: &Git<'_>) -> Result<String, OpError> {
-    let out = git
-        .cmd(["ls-files", "--stage", "-z"])
-        .capture(crate::git::DEFAULT_CAP * 16)
-        .await?;
-    Ok(sha256(&out.sink.bytes))
+    Ok(sha256(&crate::git::ls_files::stages_raw(git).await?))
 }
 
 pub fn sha256(bytes: &[u8]) -> String {
@@ -51,24 +47,23 @@ pub struct Change {
 /// The changed, unmerged and untracked (non-ignored) paths under `pathspecs` (all when
 /// `None`), from `status --porcelain=v2`.
 pub async fn changes(git: &Git<'_>, pathspecs: Option<&[String]>) -> Result<Vec<Change>, OpError> {
-    let mut cmd = git
-        .cmd([
-            "status",
-            "--porcelain=v2",
-            "-z",
-            "--untracked-files=all",
-            "--ignored=no",
-            "--no-renames",
-            "--ignore-submodules=none",
-            "--",
-        ])
-        .env("GIT_LITERAL_PATHSPECS", "1");
-    if let Some(specs) = pathspecs {
-        cmd = cmd.args(specs);
+    let paths = pathspecs
+        .map(|specs| {
+            specs
+                .iter()
+                .map(|p| RepoRelPath::parse("paths", p))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let parsed = StatusQuery {
+        untracked: Some(Untracked::All),
+        ignore_submodules: Some(IgnoreSubmodules::None),
+        paths: Some(paths.as_deref().unwrap_or_default()),
+        no_renames: true,
+        ..StatusQuery::default()
     }
-    let out = cmd.capture(crate::git::DEFAULT_CAP * 16).await?;
-    let parsed = Records::parse_all(Status::new(MAX_CHANGES), &out.sink.bytes)
-        .map_err(|e| OpError::Internal(format!("status output: {}", e.reason)))?;
+    .read(git, MAX_CHANGES)
+    .await?;
     if parsed.truncated() {
         return Err(OpError::Unsupported(format!(
             "more than {MAX_CHANGES} changed paths: too many to review in one proposal"

@@ -9,6 +9,7 @@ use super::commit::CommitFields;
 use super::{Ctx, OpError};
 use crate::git::Git;
 use crate::git::index_copy::IndexCopy;
+use crate::git::on_copy;
 use crate::parse::Records;
 use crate::parse::diff_tree::{NameStatus, Numstat};
 
@@ -23,32 +24,14 @@ pub async fn commit(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
     let index = IndexCopy::new(ctx.repo).await?;
     if let Some(paths) = &f.paths {
         // `commit --only`: HEAD's tree plus exactly these paths from the worktree.
-        let base: &[&str] = match git.head().await? {
-            Some(_) => &["read-tree", "HEAD"],
-            None => &["read-tree", "--empty"],
-        };
-        git.cmd_on_copy(&index, base).capture(4096).await?;
-        git.cmd_on_copy(&index, ["add", "-A", "--"])
-            .args(paths)
-            .env("GIT_LITERAL_PATHSPECS", "1")
-            .capture(64 * 1024)
-            .await?;
+        let base = git.head().await?;
+        on_copy::read_tree(&git, &index, base.as_ref().map(|_| "HEAD")).await?;
+        on_copy::add(&git, &index, Some(paths)).await?;
     } else if f.stage_all {
-        git.cmd_on_copy(&index, ["add", "-A"])
-            .capture(64 * 1024)
-            .await?;
+        on_copy::add(&git, &index, None).await?;
     }
     staged(&git, &index).await
 }
-
-const DIFF: &[&str] = &[
-    "diff",
-    "--cached",
-    "--no-renames",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--ignore-submodules=none",
-];
 
 fn status_word(letter: u8) -> &'static str {
     match letter {
@@ -63,19 +46,11 @@ fn status_word(letter: u8) -> &'static str {
 
 /// What the index copy holds beyond HEAD: `{files, diff, diffTruncated}`.
 async fn staged(git: &Git<'_>, index: &IndexCopy) -> Result<Value, OpError> {
-    let names = git
-        .cmd_on_copy(index, DIFF)
-        .args(["-z", "--name-status"])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    let names = Records::parse_all(NameStatus::new(MAX_FILES), &names.sink.bytes)
+    let names = on_copy::staged_listing(git, index, "--name-status").await?;
+    let names = Records::parse_all(NameStatus::new(MAX_FILES), &names)
         .map_err(|e| OpError::Internal(format!("name-status output: {}", e.reason)))?;
-    let stats = git
-        .cmd_on_copy(index, DIFF)
-        .args(["-z", "--numstat"])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    let stats = Records::parse_all(Numstat::new(MAX_FILES), &stats.sink.bytes)
+    let stats = on_copy::staged_listing(git, index, "--numstat").await?;
+    let stats = Records::parse_all(Numstat::new(MAX_FILES), &stats)
         .map_err(|e| OpError::Internal(format!("numstat output: {}", e.reason)))?;
     let files: Vec<Value> = names
         .changes
@@ -94,14 +69,11 @@ async fn staged(git: &Git<'_>, index: &IndexCopy) -> Result<Value, OpError> {
             })
         })
         .collect();
-    let diff = git
-        .cmd_on_copy_as_user(index, DIFF)
-        .capture(DIFF_CAP)
-        .await?;
+    let diff = on_copy::staged_patch(git, index, DIFF_CAP).await?;
     Ok(json!({
         "files": files,
         "filesTotal": names.total,
-        "diff": String::from_utf8_lossy(&diff.sink.bytes),
-        "diffTruncated": diff.sink.truncated,
+        "diff": String::from_utf8_lossy(&diff.bytes),
+        "diffTruncated": diff.truncated,
     }))
 }

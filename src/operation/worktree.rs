@@ -24,6 +24,8 @@ use crate::git::{Git, Repo};
 
 /// Longest target path accepted, in bytes.
 const MAX_PATH: usize = 4096;
+/// Worktrees listed at most when looking for a checked-out branch.
+const MAX_WORKTREES: usize = 100_000;
 
 /// The fields of a `worktree` proposal.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -122,16 +124,12 @@ fn resolve(config: &Config, path: &Path) -> Result<PathBuf, OpError> {
 
 /// The branches checked out in some worktree (`branch refs/heads/…` records).
 async fn checked_out(git: &Git<'_>) -> Result<Vec<String>, OpError> {
-    let out = git
-        .cmd(["worktree", "list", "--porcelain", "-z"])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    Ok(out
-        .sink
-        .bytes
-        .split(|b| *b == 0)
-        .filter_map(|r| r.strip_prefix(b"branch "))
-        .map(|r| String::from_utf8_lossy(r).into_owned())
+    Ok(crate::git::worktree::list(git, MAX_WORKTREES)
+        .await?
+        .worktrees
+        .into_iter()
+        .filter_map(|w| w.branch)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect())
 }
 
@@ -258,24 +256,8 @@ impl Operation for Worktree {
             .ok_or_else(|| OpError::Internal("no path pinned".into()))?;
         let new = pins.0["branch"].is_null();
         let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
-        if new {
-            let start = pins.0["startOid"].as_str().unwrap_or_default();
-            checked(
-                w.run([
-                    "worktree",
-                    "add",
-                    "--no-track",
-                    "-b",
-                    &f.branch,
-                    "--",
-                    path,
-                    start,
-                ])
-                .await,
-            )?;
-        } else {
-            checked(w.run(["worktree", "add", "--", path, &f.branch]).await)?;
-        }
+        let start = new.then(|| pins.0["startOid"].as_str().unwrap_or_default());
+        checked(w.worktree_add(path, &f.branch, start).await)?;
         let mut out = Fields::new();
         out.insert("worktreePath".into(), json!(path));
         out.insert("branch".into(), json!(f.branch));

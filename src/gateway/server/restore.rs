@@ -35,7 +35,8 @@ use tokio_util::sync::CancellationToken;
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::index_copy::IndexCopy;
-use crate::git::{Git, GitError, Repo};
+use crate::git::update_ref::Transaction;
+use crate::git::{Git, GitError, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
@@ -152,19 +153,25 @@ pub async fn take(
     let id = new_id(now);
     // The reads are independent: refs, state files, the index as it is, and the
     // worktree's changes run side by side; only entering the changes in the index copy
-    // waits for the index to be stored first.
+    // waits for the index to be stored first, and is skipped when there are none.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
-        let copy = IndexCopy::new(repo).await?;
-        let (refs, state, ix, staged) = tokio::join!(
+        // The index copy is made beside the worktree scan, not before it.
+        let stored = async {
+            let copy = IndexCopy::new(repo).await?;
+            let ix = capture::index(&git, repo, &copy).await?;
+            Ok::<_, OpError>((copy, ix))
+        };
+        let (refs, state, stored, staged) = tokio::join!(
             capture::refs(&git, refs),
             capture::state(&git, &repo.git_dir),
-            capture::index(&git, repo, &copy),
+            stored,
             capture::changes(&git, repo, top, caps),
         );
         let staged = staged?;
-        index = ix?;
-        worktree = capture::build(&git, &copy, &id, &staged).await?;
+        let (copy, ix) = stored?;
+        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str()).await?;
+        index = ix;
         skipped = staged.skipped;
         (refs?, state?)
     } else {
@@ -340,22 +347,13 @@ pub async fn prune(
 
 async fn delete_refs(git: &Git<'_>, id: &str) -> Result<(), OpError> {
     let base = ref_base(id);
-    let out = git
-        .cmd(["for-each-ref", "--format=%(refname)", &base])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    let mut input = Vec::new();
-    for name in String::from_utf8_lossy(&out.sink.bytes).lines() {
+    let mut tx = Transaction::new();
+    for (name, _) in refs::resolve(git, std::slice::from_ref(&base)).await? {
         if name.starts_with(&base) {
-            input.extend_from_slice(format!("delete {name}\0\0").as_bytes());
+            tx.delete(&name, None);
         }
     }
-    if !input.is_empty() {
-        git.cmd(["update-ref", "--stdin", "-z"])
-            .stdin(input)
-            .capture(64 * 1024)
-            .await?;
-    }
+    tx.commit(git, None).await?;
     Ok(())
 }
 

@@ -12,38 +12,26 @@ use serde_json::{Value, json};
 
 use super::capture::{STATE_DIRS, STATE_FILES, zero};
 use super::files;
-use crate::git::{Git, Repo};
+use crate::git::update_ref::{self, Transaction};
+use crate::git::{Git, Oid, Repo, cat_file, diff_tree, objects, worktree};
 use crate::operation::OpError;
-use crate::parse::cat_file_batch::{Answer, Batch};
+use crate::parse::cat_file_batch::Answer;
 
 /// Bytes of object contents held at once: objects are fetched in runs of about this much.
 const BATCH_BYTES: u64 = 256 * 1024 * 1024;
+/// The reflog message of every ref a restore moves.
+const RESTORE_MESSAGE: &str = "gitward: restore";
 /// Largest blob a restore writes.
 const MAX_BLOB: usize = 1 << 30;
 
 /// `oids` in runs whose sizes (from one `cat-file --batch-check`) add up to about
 /// [`BATCH_BYTES`], so a restore of many files starts few processes and never holds much.
 async fn runs(git: &Git<'_>, oids: &[String]) -> Result<Vec<Vec<String>>, OpError> {
-    let input: Vec<u8> = oids
-        .iter()
-        .flat_map(|o| format!("{o}\n").into_bytes())
-        .collect();
-    let out = git
-        .cmd(["cat-file", "--batch-check=%(objectname) %(objectsize)"])
-        .stdin(input)
-        .capture(crate::git::DEFAULT_CAP * 4)
-        .await?;
+    let sizes = objects::sizes(git, oids).await?;
     let mut runs: Vec<Vec<String>> = vec![Vec::new()];
     let mut held = 0u64;
-    for (oid, line) in oids
-        .iter()
-        .zip(String::from_utf8_lossy(&out.sink.bytes).lines())
-    {
-        let size: u64 = line
-            .rsplit(' ')
-            .next()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0);
+    for (oid, size) in oids.iter().zip(sizes) {
+        let size = size.unwrap_or(0);
         if held + size > BATCH_BYTES && runs.last().is_some_and(|r| !r.is_empty()) {
             runs.push(Vec::new());
             held = 0;
@@ -63,19 +51,14 @@ async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>
         return Ok(out);
     }
     for chunk in runs(git, oids).await? {
-        let input: Vec<u8> = chunk
-            .iter()
-            .flat_map(|o| format!("{o}\n").into_bytes())
-            .collect();
-        let done = git
-            .cmd(["cat-file", "--batch"])
-            .stdin(input)
-            .stream(Batch::new(MAX_BLOB, usize::MAX))
-            .await?;
-        let answers = done
-            .sink
-            .finish(true)
-            .map_err(|e| OpError::Internal(format!("cat-file output: {}", e.reason)))?;
+        let ids: Vec<Oid> = chunk.iter().filter_map(|o| Oid::parse(o)).collect();
+        if ids.len() != chunk.len() {
+            return Err(OpError::Internal(
+                "a restore point names a malformed object id".into(),
+            ));
+        }
+        let refs: Vec<&Oid> = ids.iter().collect();
+        let answers = cat_file::objects(git, &refs, MAX_BLOB, usize::MAX).await?;
         for answer in answers {
             match answer {
                 Answer::Found(obj) if !obj.truncated() => {
@@ -96,27 +79,6 @@ async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>
     Ok(out)
 }
 
-/// One entry of `diff-tree -r -z --raw`: `(target mode, target oid, status, path)`.
-fn raw_diff(bytes: &[u8]) -> Vec<(u32, String, u8, String)> {
-    let mut out = Vec::new();
-    let mut records = bytes.split(|b| *b == 0);
-    while let (Some(meta), Some(path)) = (records.next(), records.next()) {
-        let meta = String::from_utf8_lossy(meta);
-        let fields: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-        if let [_, mode_b, _, oid_b, status] = fields.as_slice() {
-            let mode = u32::from_str_radix(mode_b, 8).unwrap_or(0);
-            let status = status.bytes().next().unwrap_or(b'?');
-            out.push((
-                mode,
-                (*oid_b).to_owned(),
-                status,
-                String::from_utf8_lossy(path).into_owned(),
-            ));
-        }
-    }
-    out
-}
-
 /// Makes the worktree at `top` match `target` (a worktree tree), given `current` (the
 /// tree just captured). Paths the target's point skipped are never removed.
 pub async fn worktree(
@@ -126,19 +88,7 @@ pub async fn worktree(
     target: &str,
     skipped: &BTreeSet<String>,
 ) -> Result<Value, OpError> {
-    let out = git
-        .cmd([
-            "diff-tree",
-            "-r",
-            "-z",
-            "--no-renames",
-            "--raw",
-            current,
-            target,
-        ])
-        .capture(crate::git::DEFAULT_CAP * 4)
-        .await?;
-    let entries = raw_diff(&out.sink.bytes);
+    let entries = diff_tree::trees_raw(git, current, target).await?;
     let wanted: Vec<String> = entries
         .iter()
         .filter(|(mode, _, status, _)| *status != b'D' && *mode != 0o160000)
@@ -209,22 +159,15 @@ async fn checked_out_elsewhere(
     git: &Git<'_>,
     own: Option<&Path>,
 ) -> Result<BTreeSet<String>, OpError> {
-    let out = git
-        .cmd(["worktree", "list", "--porcelain", "-z"])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
+    let listed = worktree::list(git, 100_000).await?;
     let own = own.and_then(|p| std::fs::canonicalize(p).ok());
     let mut busy = BTreeSet::new();
-    let mut this = false;
-    for field in out.sink.bytes.split(|b| *b == 0) {
-        if let Some(path) = field.strip_prefix(b"worktree ") {
-            use std::os::unix::ffi::OsStrExt;
-            let path = Path::new(std::ffi::OsStr::from_bytes(path));
-            this = own.is_some() && std::fs::canonicalize(path).ok() == own;
-        } else if let Some(branch) = field.strip_prefix(b"branch ") {
-            if !this {
-                busy.insert(String::from_utf8_lossy(branch).into_owned());
-            }
+    for w in listed.worktrees {
+        use std::os::unix::ffi::OsStrExt;
+        let path = Path::new(std::ffi::OsStr::from_bytes(&w.path));
+        let this = own.is_some() && std::fs::canonicalize(path).ok() == own;
+        if let (false, Some(branch)) = (this, w.branch) {
+            busy.insert(String::from_utf8_lossy(&branch).into_owned());
         }
     }
     Ok(busy)
@@ -243,7 +186,7 @@ pub async fn refs(
     let zero = zero(repo.object_format);
     let busy = checked_out_elsewhere(git, repo.worktree.as_deref()).await?;
     let mut kept = Vec::new();
-    let mut input = Vec::new();
+    let mut tx = Transaction::new();
     if let Some(refs) = captured["refs"].as_object() {
         for (name, want) in refs {
             if !name.starts_with("refs/") || name.starts_with(super::REF_PREFIX) {
@@ -252,44 +195,24 @@ pub async fn refs(
             let cur = now.get(name).and_then(Value::as_str);
             match (want.as_str(), cur) {
                 (Some(w), Some(c)) if w == c => {}
-                (Some(w), c) => input.extend_from_slice(
-                    format!("update {name}\0{w}\0{}\0", c.unwrap_or(&zero)).as_bytes(),
-                ),
+                (Some(w), c) => {
+                    tx.update(name, w, c.unwrap_or(&zero));
+                }
                 (None, Some(_)) if busy.contains(name) => {
                     kept.push(name.clone());
                 }
                 (None, Some(c)) => {
-                    input.extend_from_slice(format!("delete {name}\0{c}\0").as_bytes())
+                    tx.delete(name, Some(c));
                 }
                 (None, None) => {}
             }
         }
     }
-    if !input.is_empty() {
-        git.cmd(["update-ref", "-m", "gitward: restore", "--stdin", "-z"])
-            .stdin(input)
-            .capture(64 * 1024)
-            .await?;
-    }
+    tx.commit(git, Some(RESTORE_MESSAGE)).await?;
     let head = &captured["head"];
     match (head["symbolic"].as_str(), head["oid"].as_str()) {
-        (Some(target), _) => {
-            git.cmd(["symbolic-ref", "-m", "gitward: restore", "HEAD", target])
-                .capture(4096)
-                .await?;
-        }
-        (None, Some(oid)) => {
-            git.cmd([
-                "update-ref",
-                "-m",
-                "gitward: restore",
-                "--no-deref",
-                "HEAD",
-                oid,
-            ])
-            .capture(4096)
-            .await?;
-        }
+        (Some(target), _) => update_ref::head_to_branch(git, target, RESTORE_MESSAGE).await?,
+        (None, Some(oid)) => update_ref::head_to_commit(git, oid, RESTORE_MESSAGE).await?,
         (None, None) => {}
     }
     Ok(kept)

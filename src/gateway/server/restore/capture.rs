@@ -18,7 +18,9 @@ use serde_json::{Map, Value, json};
 use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
 use super::{Caps, ref_base};
 use crate::git::index_copy::IndexCopy;
+use crate::git::update_ref::Transaction;
 use crate::git::{Git, ObjectFormat, Oid, Repo};
+use crate::git::{objects, on_copy, refs};
 use crate::operation::OpError;
 use crate::operation::intent::{Found, read_ref};
 use crate::operation::pins;
@@ -51,22 +53,6 @@ pub fn zero(format: ObjectFormat) -> String {
         ObjectFormat::Sha1 => "0".repeat(40),
         ObjectFormat::Sha256 => "0".repeat(64),
     }
-}
-
-fn oid_of(bytes: &[u8]) -> Result<Oid, OpError> {
-    let text = String::from_utf8_lossy(bytes);
-    Oid::parse(text.trim())
-        .ok_or_else(|| OpError::Internal(format!("expected an object id, got {text:?}")))
-}
-
-/// Stores `bytes` as a blob, raw.
-async fn blob(git: &Git<'_>, bytes: Vec<u8>) -> Result<Oid, OpError> {
-    let out = git
-        .cmd(["hash-object", "-w", "--no-filters", "--stdin"])
-        .stdin(bytes)
-        .capture(256)
-        .await?;
-    oid_of(&out.sink.bytes)
 }
 
 /// What a changed path is on disk now.
@@ -168,14 +154,15 @@ pub async fn changes(
             OnDisk::File { exec } => files.push((path, exec)),
         }
     }
-    let oids = hash_files(git, &files).await?;
+    let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    let oids = objects::store_files(git, &names).await?;
     for ((path, exec), oid) in files.iter().zip(oids) {
         let mode = if *exec { MODE_EXEC } else { MODE_FILE };
         remove(&mut info, path);
         info.extend_from_slice(format!("{mode:o} {oid}\t{path}\0").as_bytes());
     }
     for (path, target) in &links {
-        let oid = blob(git, target.clone()).await?;
+        let oid = objects::store_bytes(git, target.clone()).await?;
         remove(&mut info, path);
         info.extend_from_slice(format!("{MODE_LINK:o} {oid}\t{path}\0").as_bytes());
     }
@@ -199,75 +186,24 @@ pub async fn build(
     copy: &IndexCopy,
     id: &str,
     staged: &Staged,
+    index_tree: Option<&str>,
 ) -> Result<Value, OpError> {
-    if !staged.info.is_empty() {
-        git.cmd_on_copy(copy, ["update-index", "-z", "--index-info"])
-            .stdin(staged.info.clone())
-            .capture(64 * 1024)
-            .await?;
-    }
-    let tree = git.cmd_on_copy(copy, ["write-tree"]).capture(256).await?;
-    let tree = oid_of(&tree.sink.bytes)?;
-    let commit = git
-        .cmd([
-            "commit-tree",
-            "-m",
-            &format!("gitward restore point {id}: worktree"),
-            tree.as_str(),
-        ])
-        .env("GIT_AUTHOR_NAME", "gitward")
-        .env("GIT_AUTHOR_EMAIL", "gitward@localhost")
-        .env("GIT_COMMITTER_NAME", "gitward")
-        .env("GIT_COMMITTER_EMAIL", "gitward@localhost")
-        .capture(256)
-        .await?;
-    let commit = oid_of(&commit.sink.bytes)?;
+    // A worktree that matches the index has the index's tree: no second write.
+    let unchanged = index_tree
+        .filter(|_| staged.info.is_empty())
+        .and_then(Oid::parse);
+    let tree = match unchanged {
+        Some(tree) => tree,
+        None => {
+            on_copy::enter(git, copy, staged.info.clone()).await?;
+            on_copy::write_tree(git, copy)
+                .await?
+                .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?
+        }
+    };
+    let message = format!("gitward restore point {id}: worktree");
+    let commit = objects::commit_tree(git, &tree, &message).await?;
     Ok(json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored}))
-}
-
-/// Stores each file raw; one `hash-object` for all names without a newline, one each
-/// for the rest (`--stdin-paths` is line-based).
-async fn hash_files(git: &Git<'_>, files: &[(String, bool)]) -> Result<Vec<Oid>, OpError> {
-    let mut out: Vec<Option<Oid>> = vec![None; files.len()];
-    let plain: Vec<usize> = (0..files.len())
-        .filter(|i| !files[*i].0.contains('\n'))
-        .collect();
-    if !plain.is_empty() {
-        let mut input = Vec::new();
-        for i in &plain {
-            input.extend_from_slice(files[*i].0.as_bytes());
-            input.push(b'\n');
-        }
-        let done = git
-            .cmd(["hash-object", "-w", "--no-filters", "--stdin-paths"])
-            .stdin(input)
-            .capture(crate::git::DEFAULT_CAP * 4)
-            .await?;
-        let lines: Vec<&[u8]> = done
-            .sink
-            .bytes
-            .split(|b| *b == b'\n')
-            .filter(|l| !l.is_empty())
-            .collect();
-        if lines.len() != plain.len() {
-            return Err(OpError::Internal(
-                "hash-object answered a different number of objects".into(),
-            ));
-        }
-        for (i, line) in plain.iter().zip(lines) {
-            out[*i] = Some(oid_of(line)?);
-        }
-    }
-    for (i, (path, _)) in files.iter().enumerate() {
-        if out[i].is_none() {
-            let done = git
-                .cmd(["hash-object", "-w", "--no-filters", "--", path])
-                .capture(256)
-                .await?;
-            out[i] = Some(oid_of(&done.sink.bytes)?);
-        }
-    }
-    Ok(out.into_iter().flatten().collect())
 }
 
 /// The index file as a blob (conflict stages and flags included) and, when it has no
@@ -276,21 +212,9 @@ pub async fn index(git: &Git<'_>, repo: &Repo, copy: &IndexCopy) -> Result<Value
     if std::fs::symlink_metadata(repo.git_dir.join("index")).is_err() {
         return Ok(json!({"blob": null, "tree": null}));
     }
-    let path = copy.path().as_os_str().to_owned();
-    let out = git
-        .cmd(["hash-object", "-w", "--no-filters", "--"])
-        .arg(path)
-        .capture(256)
-        .await?;
-    let blob = oid_of(&out.sink.bytes)?;
-    let tree = git
-        .cmd_on_copy(copy, ["write-tree"])
-        .capture_allowing(256, &[0, 128])
-        .await?;
-    let tree = tree
-        .success()
-        .then(|| oid_of(&tree.sink.bytes))
-        .transpose()?;
+    // In this order: `write-tree` rewrites the copy with its cached trees.
+    let blob = objects::store_file(git, copy.path().as_os_str()).await?;
+    let tree = on_copy::write_tree(git, copy).await?;
     Ok(json!({"blob": blob.as_str(), "tree": tree.as_ref().map(Oid::as_str)}))
 }
 
@@ -302,7 +226,7 @@ pub async fn state(git: &Git<'_>, git_dir: &Path) -> Result<Value, OpError> {
         .map_err(|e| OpError::Internal(e.to_string()))?;
     let mut map = Map::new();
     for (rel, bytes) in found {
-        let oid = blob(git, bytes).await?;
+        let oid = objects::store_bytes(git, bytes).await?;
         map.insert(rel, json!(oid.as_str()));
     }
     Ok(Value::Object(map))
@@ -336,7 +260,14 @@ pub async fn refs(
     git: &Git<'_>,
     names: &[String],
 ) -> Result<(Value, BTreeMap<String, Value>), OpError> {
-    let head = read_ref(git, "HEAD").await?;
+    let wanted: Vec<String> = names
+        .iter()
+        .filter(|n| n.starts_with("refs/"))
+        .cloned()
+        .collect();
+    // HEAD and the named refs side by side; the branch HEAD names is at HEAD's commit.
+    let (head, found) = tokio::join!(read_ref(git, "HEAD"), refs::resolve(git, &wanted));
+    let (head, found) = (head?, found?);
     let head_json = match &head {
         Found::Symbolic { target, oid } => {
             json!({"symbolic": target, "oid": oid.as_ref().map(Oid::as_str)})
@@ -344,23 +275,18 @@ pub async fn refs(
         Found::At(oid) => json!({"symbolic": null, "oid": oid.as_str()}),
         Found::Absent => json!({"symbolic": null, "oid": null}),
     };
-    let mut all: Vec<String> = names
-        .iter()
-        .filter(|n| n.starts_with("refs/"))
-        .cloned()
-        .collect();
-    if let Found::Symbolic { target, .. } = &head {
-        all.push(target.clone());
+    let mut map: BTreeMap<String, Value> =
+        wanted.iter().map(|n| (n.clone(), Value::Null)).collect();
+    for (name, oid) in found {
+        if let Some(slot) = map.get_mut(&name) {
+            *slot = json!(oid.as_str());
+        }
     }
-    all.sort();
-    all.dedup();
-    let mut map = BTreeMap::new();
-    for name in all {
-        let value = match read_ref(git, &name).await? {
-            Found::At(oid) => json!(oid.as_str()),
-            _ => Value::Null,
-        };
-        map.insert(name, value);
+    if let Found::Symbolic { target, oid } = &head {
+        map.insert(
+            target.clone(),
+            oid.as_ref().map_or(Value::Null, |o| json!(o.as_str())),
+        );
     }
     Ok((head_json, map))
 }
@@ -395,13 +321,10 @@ pub async fn pin_objects(git: &Git<'_>, id: &str, captured: &Value) -> Result<()
             }
         }
     }
-    let mut input = Vec::new();
+    let mut tx = Transaction::new();
     for (name, oid) in lines {
-        input.extend_from_slice(format!("create {name}\0{oid}\0").as_bytes());
+        tx.create(&name, &oid);
     }
-    git.cmd(["update-ref", "--stdin", "-z"])
-        .stdin(input)
-        .capture(64 * 1024)
-        .await?;
+    tx.commit(git, None).await?;
     Ok(())
 }
