@@ -14,6 +14,20 @@
 //! it; the spec tools run the OpenSpec CLI through `specs`. Shared leaves: [`sink`] (how
 //! bytes are taken as they stream, for `process` and `parse`), [`model`] (result types
 //! and newtypes such as `Oid`), and [`config`], the one reader of the environment.
+//!
+//! The write side never writes from the server: `tools::operation` turns a call into a
+//! proposal for the approval gateway through [`gateway::client`]. The gateway
+//! (`gitward gateway`, [`gateway::server`]) stores it, shows it to a person, and once
+//! approved executes it with the vocabulary in [`operation`] (fields, pins, preview,
+//! execution per operation type), behind a restore point:
+//!
+//! ```text
+//! tools::operation ─HTTP─ gateway::server (handshake, human page, store, executor)
+//!                                       ─ operation ─ git (queries and writes) ─ process
+//! ```
+//!
+//! `operation` names neither `tools` nor `transport`, and the gateway server names
+//! neither, so the two processes share one vocabulary and nothing else.
 
 pub mod audit;
 pub mod cli;
