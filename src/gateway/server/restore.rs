@@ -155,6 +155,8 @@ pub async fn take(
     // worktree's changes run side by side; only entering the changes in the index copy
     // waits for the index to be stored first, and is skipped when there are none.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
+    // Read before the index is copied, so the time is never newer than the bytes kept.
+    let index_mtime = capture::index_mtime(repo);
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
         // The index copy is made beside the worktree scan, not before it.
         let stored = async {
@@ -187,6 +189,7 @@ pub async fn take(
         "index": index,
         "worktree": worktree,
         "state": state,
+        "indexMtimeNs": index_mtime,
     });
     capture::pin_objects(&git, &id, &captured).await?;
     let point = RestorePoint {
@@ -301,7 +304,7 @@ pub async fn restore_in(
             })
             .unwrap_or_default();
         files = apply::worktree(&git, top, cur, target, &skipped).await?;
-        apply::index(&git, repo, &old["index"]).await?;
+        apply::index(&git, repo, &old["index"], old["indexMtimeNs"].as_u64()).await?;
     }
     let refs_now = new["refs"]
         .as_object()
