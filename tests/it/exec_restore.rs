@@ -558,3 +558,43 @@ async fn a_same_size_edit_stays_visible_to_git_after_a_restore() {
     assert_eq!(snapshot(&rig), before, "bytes and index come back");
     assert_eq!(git_view(&rig), seen, "git sees what it saw at capture");
 }
+
+/// What a refused restore says moved.
+async fn refused(rig: &Rig, rp: &str) -> Vec<String> {
+    match rig.exec.restore(rp, false, &rig.cancel).await {
+        Err(RestoreError::Moved { moved }) => moved.into_iter().map(|m| m.what).collect(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn work_in_the_index_or_worktree_after_the_write_refuses_a_restore_unless_confirmed() {
+    let rig = Rig::new();
+    rig.fx.write(&rig.repo, "a.txt", "to be committed\n");
+    let record = rig
+        .execute("commit", json!({"message": "m", "paths": ["a.txt"]}))
+        .await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    // A same-size edit of a file the commit left untouched: only the worktree moved.
+    rig.fx.write(&rig.repo, "dir/b.txt", "BEE\n");
+    assert_eq!(refused(&rig, &rp).await, ["changes dir/b.txt"]);
+    // Staging it moves the index too (its status letters change with it).
+    rig.git(&["add", "dir/b.txt"]);
+    assert_eq!(refused(&rig, &rp).await, ["changes dir/b.txt", "index"]);
+    // A new untracked file is work as well.
+    rig.git(&["reset", "-q"]);
+    rig.fx.write(&rig.repo, "dir/b.txt", "bee\n");
+    rig.fx.write(&rig.repo, "notes.txt", "mine\n");
+    let untouched = snapshot(&rig);
+    assert_eq!(refused(&rig, &rp).await, ["changes notes.txt"]);
+    assert_eq!(snapshot(&rig), untouched, "a refusal changes nothing");
+    // Confirmed, it goes back and says what it went over.
+    let done = rig.exec.restore(&rp, true, &rig.cancel).await.unwrap();
+    let what: Vec<_> = done.moved.iter().map(|m| m.what.as_str()).collect();
+    assert_eq!(what, ["changes notes.txt"]);
+    assert_eq!(rig.git(&["show", "HEAD:a.txt"]), "one\ntwo");
+    assert_eq!(
+        std::fs::read_to_string(rig.repo.join("a.txt")).unwrap(),
+        "to be committed\n"
+    );
+}
