@@ -495,3 +495,106 @@ async fn reconciliation_completes_a_finished_write_and_fails_an_unfinished_one()
     // A reconciled proposal is never executed afterwards.
     assert!(rig.exec.run(&cut, &rig.cancel).await.is_err());
 }
+
+/// Sets the modification time of `path` (the file stays as it is otherwise).
+fn set_mtime(path: &Path, when: std::time::SystemTime) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_modified(when).unwrap();
+}
+
+/// What git itself says, without letting `status` refresh the index.
+fn git_view(rig: &Rig) -> (String, String) {
+    let status = rig.git(&["--no-optional-locks", "status", "--porcelain=v2"]);
+    let diff = rig.git(&["--no-optional-locks", "diff"]);
+    (status, diff)
+}
+
+#[tokio::test]
+async fn a_same_size_edit_stays_visible_to_git_after_a_restore() {
+    let rig = Rig::new();
+    // Stat data git can vouch with: ctime ignored, and `same.txt`'s index entry, the
+    // index file and the edited file all stamped with one second, so only git's racy
+    // check (entry not older than the index file) makes it read the bytes.
+    rig.git(&["config", "core.trustctime", "false"]);
+    let stamp = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    let same = rig.repo.join("same.txt");
+    std::fs::write(&same, "aaaa\n").unwrap();
+    set_mtime(&same, stamp);
+    rig.git(&["add", "same.txt"]);
+    rig.git(&["commit", "-q", "-m", "same"]);
+    // A same-size edit in place, stamped like the committed bytes.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&same)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, b"bbbb\n"))
+        .unwrap();
+    set_mtime(&same, stamp);
+    set_mtime(&rig.repo.join(".git/index"), stamp);
+    // And one made now, in the second the restore runs.
+    rig.fx.write(&rig.repo, "a.txt", "ONE\nTWO\n");
+    let seen = git_view(&rig);
+    assert!(seen.0.contains("same.txt"), "{}", seen.0);
+    assert!(seen.0.contains("a.txt"), "{}", seen.0);
+    let before = snapshot(&rig);
+    let mut store = rig.store();
+    let refs = vec!["refs/heads/main".to_owned()];
+    let id = take(&rig, &mut store, &Caps::default(), &refs).await.0;
+    // Change other things, not the edited files.
+    rig.fx.write(&rig.repo, "dir/b.txt", "other\n");
+    rig.git(&["add", "dir/b.txt"]);
+    rig.fx.write(&rig.repo, "a.txt", "one\ntwo\n");
+    let repo = open(&rig).await;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        true,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(snapshot(&rig), before, "bytes and index come back");
+    assert_eq!(git_view(&rig), seen, "git sees what it saw at capture");
+}
+
+/// What a refused restore says moved.
+async fn refused(rig: &Rig, rp: &str) -> Vec<String> {
+    match rig.exec.restore(rp, false, &rig.cancel).await {
+        Err(RestoreError::Moved { moved }) => moved.into_iter().map(|m| m.what).collect(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn work_in_the_index_or_worktree_after_the_write_refuses_a_restore_unless_confirmed() {
+    let rig = Rig::new();
+    rig.fx.write(&rig.repo, "a.txt", "to be committed\n");
+    let record = rig
+        .execute("commit", json!({"message": "m", "paths": ["a.txt"]}))
+        .await;
+    let rp = record.result.unwrap().restore_point_id.unwrap();
+    // A same-size edit of a file the commit left untouched: only the worktree moved.
+    rig.fx.write(&rig.repo, "dir/b.txt", "BEE\n");
+    assert_eq!(refused(&rig, &rp).await, ["changes dir/b.txt"]);
+    // Staging it moves the index too (its status letters change with it).
+    rig.git(&["add", "dir/b.txt"]);
+    assert_eq!(refused(&rig, &rp).await, ["changes dir/b.txt", "index"]);
+    // A new untracked file is work as well.
+    rig.git(&["reset", "-q"]);
+    rig.fx.write(&rig.repo, "dir/b.txt", "bee\n");
+    rig.fx.write(&rig.repo, "notes.txt", "mine\n");
+    let untouched = snapshot(&rig);
+    assert_eq!(refused(&rig, &rp).await, ["changes notes.txt"]);
+    assert_eq!(snapshot(&rig), untouched, "a refusal changes nothing");
+    // Confirmed, it goes back and says what it went over.
+    let done = rig.exec.restore(&rp, true, &rig.cancel).await.unwrap();
+    let what: Vec<_> = done.moved.iter().map(|m| m.what.as_str()).collect();
+    assert_eq!(what, ["changes notes.txt"]);
+    assert_eq!(rig.git(&["show", "HEAD:a.txt"]), "one\ntwo");
+    assert_eq!(
+        std::fs::read_to_string(rig.repo.join("a.txt")).unwrap(),
+        "to be committed\n"
+    );
+}

@@ -93,6 +93,21 @@ fn restore_puts_the_repository_back_and_can_itself_be_undone() {
         .unwrap()
         .to_owned();
 
+    // Work done after the write (an untracked file) refuses the restore, both ways.
+    std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
+    let answer = session.post(
+        &format!("/api/restore-points/{rp}/restore"),
+        &json!({"confirmMoved": false}),
+    );
+    assert_eq!(answer.status, 409, "{}", answer.body);
+    let moved = &answer.json()["error"]["details"]["moved"];
+    assert_eq!(moved[0]["what"], "changes notes.txt", "{moved}");
+    assert_eq!(moved.as_array().map(Vec::len), Some(1), "{moved}");
+    let (ok, _, err) = cli(&fixture, &["restore", &rp]);
+    assert!(!ok && err.contains("moved: changes notes.txt"), "{err}");
+    assert_ne!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
+    std::fs::remove_file(repo.join("notes.txt")).unwrap();
+
     let (ok, out, err) = cli(&fixture, &["restore", &rp]);
     assert!(ok, "{out} {err}");
     assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);

@@ -269,6 +269,45 @@ fn new_proposals_and_decisions_reach_the_event_stream() {
 }
 
 #[test]
+fn a_card_with_its_preview_is_never_followed_by_an_older_one() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    // The follower waits between reading the log and publishing, so the preview (stored
+    // meanwhile) is published first: the follower must not send the older card after it.
+    let gw = Gateway::start(&fixture, &[], &[("GITWARD_DEBUG_FOLLOW_DELAY_MS", "500")]);
+    let session = gw.login();
+    let mut stream = TcpStream::connect(&gw.ui).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nAccept: text/event-stream\r\n\r\n",
+        gw.ui, session.cookie
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    assert!(status.contains(" 200 "), "{status}");
+
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    while next_card(&mut reader, &id)["preview"].is_null() {}
+    session.post(&format!("/api/proposals/{id}/reject"), &json!({}));
+    loop {
+        let card = next_card(&mut reader, &id);
+        assert!(
+            !card["preview"].is_null(),
+            "an older card came later: {card}"
+        );
+        assert_eq!(card["previewPending"], false, "{card}");
+        if card["status"] == "rejected" {
+            break;
+        }
+    }
+}
+
+#[test]
 fn the_cli_token_file_is_private_and_only_bearer_works_with_it() {
     use std::os::unix::fs::PermissionsExt;
     let fixture = Fixture::new();

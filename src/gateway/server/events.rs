@@ -15,9 +15,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::app::App;
+use super::app::{ApiError, App};
 use super::audit;
-use super::human::card::{Card, risk};
+use super::human::card::{self, Card, risk};
 use crate::audit::writer::Durability;
 
 /// How often the follower looks at the log without being woken (transitions the executor
@@ -33,12 +33,17 @@ const BUFFER: usize = 1024;
 /// The broadcast of changed cards.
 pub struct Events {
     tx: broadcast::Sender<Arc<Value>>,
+    /// Held from reading a card to sending it. Several tasks publish (the follower, the
+    /// preview, an extension); reading and sending as one step means cards go out in the
+    /// order they were read, so a card sent later is never older than one sent before.
+    order: tokio::sync::Mutex<()>,
 }
 
 impl Default for Events {
     fn default() -> Self {
         Events {
             tx: broadcast::channel(BUFFER).0,
+            order: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -48,13 +53,21 @@ impl Events {
         self.tx.subscribe()
     }
 
-    /// Streams `card` to every open page.
-    pub fn publish(&self, card: &Card) {
+    fn send(&self, card: &Card) {
         if let Ok(value) = serde_json::to_value(card) {
             // No page open is not an error.
             let _ = self.tx.send(Arc::new(value));
         }
     }
+}
+
+/// Reads proposal `id`'s card as stored now and streams it to every open page; returns
+/// it. Call after the change it shows is stored.
+pub async fn publish(app: &Arc<App>, id: &str) -> Result<Card, ApiError> {
+    let _turn = app.events.order.lock().await;
+    let card = card::load(app, id).await?;
+    app.events.send(&card);
+    Ok(card)
 }
 
 /// Audits and streams transitions until the process ends.
@@ -94,8 +107,7 @@ async fn round(app: &Arc<App>, cursor: i64) -> Result<(i64, bool), String> {
             for t in &transitions {
                 if !cards.contains_key(&t.preview_id) {
                     let stored = s.proposal(&t.preview_id)?;
-                    let data = s.card_data(&t.preview_id)?;
-                    cards.insert(t.preview_id.clone(), (stored, data));
+                    cards.insert(t.preview_id.clone(), stored);
                 }
             }
             Ok((transitions, cards))
@@ -105,9 +117,10 @@ async fn round(app: &Arc<App>, cursor: i64) -> Result<(i64, bool), String> {
     let Some(last) = transitions.last().map(|t| t.seq) else {
         return Ok((cursor, false));
     };
+    debug_delay().await;
     let mut recorded = None;
     for t in &transitions {
-        let Some((stored, _)) = cards.get(&t.preview_id) else {
+        let Some(stored) = cards.get(&t.preview_id) else {
             continue;
         };
         if let Some(writer) = &app.audit {
@@ -124,9 +137,26 @@ async fn round(app: &Arc<App>, cursor: i64) -> Result<(i64, bool), String> {
         .run(move |s| s.set_audit_cursor(last))
         .await
         .map_err(|e| e.to_string())?;
-    for (id, (stored, data)) in cards {
-        let code = app.auth.confirmation_code(&id);
-        app.events.publish(&Card::new(stored, data, code));
+    // Read again now, not the cards read before waiting for the ledger: a preview stored
+    // meanwhile would otherwise be overtaken by a card still waiting for it.
+    for id in cards.keys() {
+        let _ = publish(app, id).await;
     }
     Ok((last, transitions.len() == BATCH as usize))
 }
+
+/// Development builds only: `GITWARD_DEBUG_FOLLOW_DELAY_MS` holds each round that read
+/// transitions between reading them and publishing, the window in which other
+/// publishers may overtake it.
+#[cfg(debug_assertions)]
+async fn debug_delay() {
+    let ms = std::env::var("GITWARD_DEBUG_FOLLOW_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(ms) = ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+}
+
+#[cfg(not(debug_assertions))]
+async fn debug_delay() {}

@@ -13,8 +13,9 @@
 //! Capture runs through the read door: no hook, fsmonitor or filter driver of the
 //! repository runs, and contents are stored raw (`--no-filters`), because a restore must
 //! put back the bytes that were on disk, not what a clean filter would make of them. The
-//! metadata lives in the gateway store; the after-state (HEAD and refs once the guarded
-//! write finished) is added to it so a restore can tell whether the repository moved on.
+//! metadata lives in the gateway store; the after-state (HEAD, refs, the index and the
+//! worktree's changes once the guarded write finished) is added to it so a restore can
+//! tell whether the repository moved on, work left in the index or worktree included.
 //!
 //! Restoring is itself revalidated (refused when the repository moved on since the
 //! after-state, unless the person confirms with the differences shown) and itself takes a
@@ -155,6 +156,8 @@ pub async fn take(
     // worktree's changes run side by side; only entering the changes in the index copy
     // waits for the index to be stored first, and is skipped when there are none.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
+    // Read before the index is copied, so the time is never newer than the bytes kept.
+    let index_mtime = capture::index_mtime(repo);
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
         // The index copy is made beside the worktree scan, not before it.
         let stored = async {
@@ -187,6 +190,7 @@ pub async fn take(
         "index": index,
         "worktree": worktree,
         "state": state,
+        "indexMtimeNs": index_mtime,
     });
     capture::pin_objects(&git, &id, &captured).await?;
     let point = RestorePoint {
@@ -209,13 +213,27 @@ fn ref_names(captured: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// HEAD and the point's refs as they are now: `{head, refs}`.
-async fn current(git: &Git<'_>, captured: &Value) -> Result<Value, OpError> {
+/// HEAD and the point's refs as they are now: `{head, refs}`; with `tree` (and a
+/// worktree) also a digest of the index and every changed or untracked path with a digest
+/// of its bytes, so a restore notices work done after the guarded write.
+async fn current(
+    git: &Git<'_>,
+    repo: &Repo,
+    captured: &Value,
+    tree: bool,
+) -> Result<Value, OpError> {
     let (head, refs) = capture::refs(git, &ref_names(captured)).await?;
-    Ok(json!({"head": head, "refs": refs}))
+    let mut now = json!({"head": head, "refs": refs});
+    if let (true, Some(top)) = (tree, repo.worktree.as_deref()) {
+        let (index, changes) = tokio::join!(pins::index_digest(git), pins::changes(git, None));
+        now["index"] = json!(index?);
+        now["changes"] = pins::change_states(git, top, changes?).await?;
+    }
+    Ok(now)
 }
 
-/// Records the state the guarded write left (HEAD and the point's refs).
+/// Records the state the guarded write left (HEAD, the point's refs, the index and the
+/// worktree's changes).
 pub async fn record_after(
     store: &mut Store,
     repo: &Repo,
@@ -224,19 +242,25 @@ pub async fn record_after(
 ) -> Result<(), RestoreError> {
     let git = Git::new(repo, cancel);
     let mut captured = point.captured.clone();
-    captured["after"] = current(&git, &point.captured).await?;
+    captured["after"] = current(&git, repo, &point.captured, true).await?;
     store.update_restore_point_captured(&point.id, &captured)?;
     Ok(())
 }
 
-/// What moved since the point's after-state (or, without one, since it was taken).
-pub async fn moved_since(git: &Git<'_>, point: &RestorePoint) -> Result<Vec<Moved>, OpError> {
+/// What moved since the point's after-state (or, without one, since it was taken): HEAD
+/// and refs, and the index and worktree when the after-state recorded them.
+pub async fn moved_since(
+    git: &Git<'_>,
+    repo: &Repo,
+    point: &RestorePoint,
+) -> Result<Vec<Moved>, OpError> {
     let c = &point.captured;
     let expected = match c.get("after") {
         Some(after) if !after.is_null() => after.clone(),
         _ => json!({"head": c["head"], "refs": c["refs"]}),
     };
-    let found = current(git, c).await?;
+    let tree = expected.get("index").is_some();
+    let found = current(git, repo, c, tree).await?;
     Ok(pins::diff(&expected, &found))
 }
 
@@ -267,7 +291,7 @@ pub async fn restore_in(
     now: Timestamp,
 ) -> Result<Restored, RestoreError> {
     let git = Git::new(repo, cancel);
-    let moved = moved_since(&git, point).await?;
+    let moved = moved_since(&git, repo, point).await?;
     if !moved.is_empty() && !confirm_moved {
         return Err(RestoreError::Moved { moved });
     }
@@ -301,7 +325,7 @@ pub async fn restore_in(
             })
             .unwrap_or_default();
         files = apply::worktree(&git, top, cur, target, &skipped).await?;
-        apply::index(&git, repo, &old["index"]).await?;
+        apply::index(&git, repo, &old["index"], old["indexMtimeNs"].as_u64()).await?;
     }
     let refs_now = new["refs"]
         .as_object()

@@ -83,9 +83,7 @@ pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: F
             eprintln!("gitward gateway: storing the preview of {id}: {e}");
             return;
         }
-        if let Ok(card) = super::super::human::card::load(&app, &id).await {
-            app.events.publish(&card);
-        }
+        let _ = super::super::events::publish(&app, &id).await;
     });
 }
 

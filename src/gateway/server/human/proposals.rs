@@ -191,8 +191,7 @@ pub async fn extend(
         .await;
     app.changed.notify_one();
     extended?;
-    let card = card::load(&app, &id).await?;
     // An extension is not a transition; the page still wants the new deadline.
-    app.events.publish(&card);
+    let card = crate::gateway::server::events::publish(&app, &id).await?;
     Ok(axum::Json(card).into_response())
 }

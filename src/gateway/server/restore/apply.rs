@@ -130,8 +130,20 @@ pub async fn worktree(
     Ok(json!({"written": written, "removed": removed}))
 }
 
-/// Puts the index file back byte for byte (or removes it when there was none).
-pub async fn index(git: &Git<'_>, repo: &Repo, captured: &Value) -> Result<(), OpError> {
+/// Puts the index file back byte for byte (or removes it when there was none), with the
+/// modification time it had when captured (`mtime_ns`; the epoch when the point has
+/// none). The entries' stat data describe files as they were then; git believes an entry
+/// whose stat data match the file only when the entry is older than the index file, so a
+/// fresh time would let an entry vouch for bytes it never saw (a same-size edit made in
+/// the entry's second). The old time keeps exactly the doubt git had at capture; files
+/// the restore rewrites get new stat data and are read again anyway.
+pub async fn index(
+    git: &Git<'_>,
+    repo: &Repo,
+    captured: &Value,
+    mtime_ns: Option<u64>,
+) -> Result<(), OpError> {
+    let stamp = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(mtime_ns.unwrap_or(0));
     let dir = repo.git_dir.clone();
     let bytes = match captured["blob"].as_str() {
         Some(oid) => Some(
@@ -143,7 +155,7 @@ pub async fn index(git: &Git<'_>, repo: &Repo, captured: &Value) -> Result<(), O
         None => None,
     };
     crate::safe_file::off_thread(git.cancel(), move || match bytes {
-        Some(bytes) => files::replace_locked(&dir, "index", &bytes),
+        Some(bytes) => files::replace_locked(&dir, "index", &bytes, Some(stamp)),
         None => match std::fs::remove_file(dir.join("index")) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
             _ => Ok(()),

@@ -208,6 +208,17 @@ pub async fn build(
 
 /// The index file as a blob (conflict stages and flags included) and, when it has no
 /// conflicts, its tree.
+/// The index file's modification time in nanoseconds since the epoch (`None` without one).
+/// Git trusts an entry's stat data only when the entry is older than the index file
+/// ("racy git"); a restored index keeps this time so that trust is never widened.
+pub fn index_mtime(repo: &Repo) -> Option<u64> {
+    let modified = std::fs::symlink_metadata(repo.git_dir.join("index"))
+        .and_then(|m| m.modified())
+        .ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_nanos()).ok()
+}
+
 pub async fn index(git: &Git<'_>, repo: &Repo, copy: &IndexCopy) -> Result<Value, OpError> {
     if std::fs::symlink_metadata(repo.git_dir.join("index")).is_err() {
         return Ok(json!({"blob": null, "tree": null}));

@@ -121,8 +121,13 @@ pub fn remove(top: &Path, rel: &str) -> Result<(), String> {
 }
 
 /// Writes `bytes` as `dir/name` through `name.lock` (created exclusively, as git does),
-/// then renames it into place: the index and git's state files are replaced this way.
-pub fn replace_locked(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
+/// then renames it into place, with modification time `mtime` when given.
+pub fn replace_locked(
+    dir: &Path,
+    name: &str,
+    bytes: &[u8],
+    mtime: Option<std::time::SystemTime>,
+) -> Result<(), String> {
     let target = dir.join(name);
     let lock = dir.join(format!("{name}.lock"));
     let fail = |e: std::io::Error| format!("{}: {e}", lock.display());
@@ -142,6 +147,7 @@ pub fn replace_locked(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String
         })?;
     let written = file
         .write_all(bytes)
+        .and_then(|_| mtime.map_or(Ok(()), |t| file.set_modified(t)))
         .and_then(|_| file.sync_all())
         .and_then(|_| std::fs::rename(&lock, &target));
     if let Err(e) = written {
