@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::Fixture;
+use crate::common::{Fixture, write_executable};
 use crate::tool_snapshot;
 
 fn call(fx: &Fixture, tool: &str, args: Value) -> Value {
@@ -547,20 +547,17 @@ fn real_git() -> std::path::PathBuf {
 
 #[test]
 fn older_git_falls_back_to_rev_list_with_the_same_answer() {
-    use std::os::unix::fs::PermissionsExt;
     let fx = Fixture::new();
     let work = stacked(&fx);
     // A git that calls itself 2.40, one release before %(ahead-behind:…).
     let wrapper = fx.path("old-git");
-    std::fs::write(
+    write_executable(
         &wrapper,
-        format!(
+        &format!(
             "#!/bin/sh\nfor last in \"$@\"; do :; done\nif [ \"$last\" = --version ]; then echo 'git version 2.40.1'; exit 0; fi\nexec '{}' \"$@\"\n",
             real_git().display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let args = json!({ "repoPath": work });
     let new = fx.call("repo.branchStack", args.clone());
     let old = fx

@@ -22,6 +22,35 @@ pub fn gitward_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gitward"))
 }
 
+/// Writes an executable script that no process of this test binary ever holds open for
+/// writing. A write descriptor here can leak, for the instant between fork and exec, into
+/// a child another test thread is spawning, and exec of the script then fails with
+/// "Text file busy"; `install` writes the file in a process of its own instead.
+pub fn write_executable(path: &Path, text: &str) {
+    let name = path.file_name().expect("a file name").to_string_lossy();
+    let staging = path.with_file_name(format!(".{name}.staging"));
+    std::fs::create_dir_all(path.parent().expect("a parent")).unwrap();
+    std::fs::write(&staging, text).unwrap();
+    copy_executable(&staging, path);
+    std::fs::remove_file(&staging).unwrap();
+}
+
+/// Copies an executable the way [`write_executable`] writes one.
+pub fn copy_executable(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().expect("a parent")).unwrap();
+    let status = Command::new("install")
+        .args(["-m", "0755", "--"])
+        .args([from, to])
+        .status()
+        .expect("install runs");
+    assert!(
+        status.success(),
+        "install {} {}",
+        from.display(),
+        to.display()
+    );
+}
+
 /// A temporary world: a home with its own git config, and room for repositories.
 pub struct Fixture {
     pub dir: tempfile::TempDir,

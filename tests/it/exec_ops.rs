@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::common::Fixture;
+use crate::common::{Fixture, write_executable};
 
 /// A fixture repository, a gateway store and an executor allowed inside the fixture.
 pub struct Rig {
@@ -232,10 +232,7 @@ async fn commit_runs_the_hooks_and_a_refusing_hook_fails_it_as_git() {
     let rig = Rig::new();
     dirty(&rig);
     let hook = rig.repo.join(".git/hooks/pre-commit");
-    std::fs::write(&hook, "#!/bin/sh\necho 'no commits today' >&2\nexit 1\n").unwrap();
-    let mut perm = std::fs::metadata(&hook).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
-    std::fs::set_permissions(&hook, perm).unwrap();
+    write_executable(&hook, "#!/bin/sh\necho 'no commits today' >&2\nexit 1\n");
     let head = rig.git(&["rev-parse", "HEAD"]);
     let record = rig
         .execute("commit", json!({"message": "m", "stageAll": true}))

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::common::Fixture;
+use crate::common::{Fixture, write_executable};
 
 /// Revision values that would act as options, or smuggle a second line or argument.
 pub fn hostile_revs(marker: &Path) -> Vec<String> {
@@ -33,14 +33,11 @@ pub fn hostile_paths() -> Vec<String> {
 
 /// Writes an executable script that leaves `marker` behind when anything runs it.
 fn marker_script(dir: &Path, name: &str, marker: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let script = dir.join(name);
-    std::fs::write(
+    write_executable(
         &script,
-        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        &format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
+    );
     script
 }
 

@@ -7,21 +7,16 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Server};
+use crate::common::{Fixture, Server, write_executable};
 
 /// An executable that appends a line to `marker` and copies stdin to stdout, so it works
 /// as a filter, an external diff or a merge driver that "resolves" everything.
 fn canary(fx: &Fixture, name: &str, marker: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = fx.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let script = bin.join(name);
-    std::fs::write(
+    let script = fx.path("bin").join(name);
+    write_executable(
         &script,
-        format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        &format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display()),
+    );
     script
 }
 
@@ -313,7 +308,6 @@ fn changed_paths(result: &Value) -> Vec<String> {
 
 #[test]
 fn disarmed_filters_are_reported_and_trusted_ones_outside_the_roots_run_like_git() {
-    use std::os::unix::fs::PermissionsExt;
     let fx = Fixture::new();
     // The repository lives under the allowed root; the trusted program outside it.
     let work = fx.path("work");
@@ -322,8 +316,7 @@ fn disarmed_filters_are_reported_and_trusted_ones_outside_the_roots_run_like_git
     let tools = fx.path("tools");
     std::fs::create_dir_all(&tools).unwrap();
     let upper = tools.join("upper");
-    std::fs::write(&upper, "#!/bin/sh\nexec tr a-z A-Z\n").unwrap();
-    std::fs::set_permissions(&upper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_executable(&upper, "#!/bin/sh\nexec tr a-z A-Z\n");
     // A clean filter, as git-crypt or nbstripout install one: the committed form differs
     // from the working file, so only running the filter shows the file unchanged.
     fx.git(

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::{Fixture, registry};
+use crate::common::{Fixture, registry, write_executable};
 
 /// The branch name the file outside every repository holds; no answer may contain it,
 /// whole or shortened the way branch names are shown.
@@ -19,18 +19,14 @@ const WATCHDOG: Duration = Duration::from_secs(600);
 
 /// An executable script that appends its name to `marker` whenever anything runs it.
 fn canary(fx: &Fixture, name: &str, marker: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let script = fx.path(&format!("bin/{name}"));
-    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-    std::fs::write(
+    write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"{name} $*\" >> '{}'\ncat\n",
             marker.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     script
 }
 

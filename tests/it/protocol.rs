@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, MODERN, Server, gitward_bin};
+use crate::common::{Fixture, MODERN, Server, gitward_bin, write_executable};
 use crate::snap;
 
 const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -108,10 +108,7 @@ fn git_script(fx: &Fixture, name: &str, log: &Path, fake_version: Option<&str>) 
         ),
     };
     let path = fx.path(name);
-    std::fs::write(&path, body).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&path, perms).unwrap();
+    write_executable(&path, &body);
     path
 }
 

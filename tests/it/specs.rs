@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Server};
+use crate::common::{Fixture, Server, write_executable};
 use crate::tool_snapshot;
 
 /// The CLI installed in this checkout by `scripts/setup`.
@@ -116,17 +116,14 @@ impl Ws {
     fn wrap(&mut self, on_archive: &str) -> PathBuf {
         let script = self.fx.path("openspec-wrapper.sh");
         let log = self.fx.path("openspec-calls.log");
-        std::fs::write(
+        write_executable(
             &script,
-            format!(
+            &format!(
                 "#!/bin/sh\nREAL='{}'\necho \"$*\" >> '{}'\nif [ \"$1\" = archive ]; then\n{on_archive}\nfi\nexec \"$REAL\" \"$@\"\n",
                 self.cli.display(),
                 log.display()
             ),
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
         self.cli = script.clone();
         script
     }
@@ -929,17 +926,14 @@ fn unexpected_status_output_stops_apply_before_writing() {
     let repo = ws.repo("api");
     // The real CLI, whose status reply loses the paths of one artifact on the way.
     let script = ws.fx.path("openspec-lossy.sh");
-    std::fs::write(
+    write_executable(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\nif [ \"$1\" = status ]; then\n'{}' \"$@\" | python3 -c 'import json,sys; r=json.load(sys.stdin); r[\"artifactPaths\"].pop(\"tasks\"); print(json.dumps(r))'\nexit 0\nfi\nexec '{}' \"$@\"\n",
             ws.cli.display(),
             ws.cli.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     ws.cli = script;
     let mut server = ws.server();
     state(

@@ -5,23 +5,15 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Server, gitward_bin};
+use crate::common::{Fixture, Server, copy_executable, gitward_bin, write_executable};
 
 /// A copy of the binary in a directory without a pinned install beside it, so only the
 /// environment and the working directory could supply the CLI.
 fn lone_binary(fx: &Fixture) -> PathBuf {
     let dir = fx.path("bin");
-    std::fs::create_dir_all(&dir).unwrap();
     let copy = dir.join("gitward");
-    std::fs::copy(gitward_bin(), &copy).unwrap();
+    copy_executable(&gitward_bin(), &copy);
     copy
-}
-
-fn executable(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 fn explore(fx: &Fixture, bin: &Path, cwd: &Path, desc: &str, path: &str) -> Value {
@@ -53,8 +45,8 @@ fn a_project_cannot_supply_its_own_openspec() {
     // The project's own `openspec`, in its node_modules and in a bin directory of its own.
     let marker = fx.path("canary-ran");
     let canary = format!("#!/bin/sh\necho \"$0\" >> '{}'\n", marker.display());
-    executable(&repo.join("node_modules/.bin/openspec"), &canary);
-    executable(&repo.join("tools/openspec"), &canary);
+    write_executable(&repo.join("node_modules/.bin/openspec"), &canary);
+    write_executable(&repo.join("tools/openspec"), &canary);
 
     let desc = json!({
         "version": 2, "workspaceId": "ws-1", "workspaceKind": "folder",
