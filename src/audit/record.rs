@@ -184,14 +184,7 @@ impl Labels {
 }
 
 fn preview_risk(kind: &str) -> &'static str {
-    match kind {
-        "reset" | "discard" => "high",
-        "merge" | "rebase" | "patch" | "plan" | "push" => "medium",
-        "worktree" | "commit" | "branch" => "low",
-        // Not in the reference's table: deleting a branch or moving a submodule pointer
-        // changes refs the user may depend on.
-        _ => "medium",
-    }
+    crate::operation::risk::of(kind).as_str()
 }
 
 /// The called name, when it looks like a tool name; otherwise (a client may send anything,

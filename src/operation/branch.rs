@@ -15,7 +15,7 @@ use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::intent::{Found, read_ref};
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, Risk, pins};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
 use crate::git::{Git, Rev};
@@ -85,10 +85,6 @@ async fn read_pins(ctx: Ctx<'_>, f: &BranchFields) -> Result<Value, OpError> {
 impl Operation for Branch {
     fn kind(&self) -> &'static str {
         "branch"
-    }
-
-    fn risk(&self) -> Risk {
-        Risk::Low
     }
 
     fn title(&self) -> &'static str {

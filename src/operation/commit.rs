@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::fields::{ensure, parse, schema_of};
 use super::paths::{MAX_PATHS, check_rel_path};
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, Risk, pins, preview};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins, preview};
 use crate::gateway::api::FieldError;
 use crate::git::Git;
 use crate::git::write::{GitWrite, Ran};
@@ -80,10 +80,6 @@ pub struct Commit;
 impl Operation for Commit {
     fn kind(&self) -> &'static str {
         "commit"
-    }
-
-    fn risk(&self) -> Risk {
-        Risk::Low
     }
 
     fn title(&self) -> &'static str {

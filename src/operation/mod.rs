@@ -24,6 +24,7 @@ pub mod intent;
 pub mod paths;
 pub mod pins;
 mod preview;
+pub mod risk;
 pub mod worktree;
 
 use async_trait::async_trait;
@@ -152,7 +153,10 @@ pub struct Ctx<'a> {
 pub trait Operation: Send + Sync {
     /// The wire name (`commit`, `branch`, …), as in the preview path.
     fn kind(&self) -> &'static str;
-    fn risk(&self) -> Risk;
+    /// From the one risk table ([`risk::TABLE`]).
+    fn risk(&self) -> Risk {
+        risk::of(self.kind())
+    }
     /// A short title for the sidecar's tool.
     fn title(&self) -> &'static str;
     /// The product wording for the sidecar's tool.

@@ -16,7 +16,7 @@ use super::commit::checked;
 use super::fields::{parse, schema_of};
 use super::intent::{Found, read_ref};
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, Risk, pins};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::config::Config;
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
@@ -160,10 +160,6 @@ pub struct Worktree;
 impl Operation for Worktree {
     fn kind(&self) -> &'static str {
         "worktree"
-    }
-
-    fn risk(&self) -> Risk {
-        Risk::Low
     }
 
     fn title(&self) -> &'static str {

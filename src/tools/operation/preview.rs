@@ -19,7 +19,7 @@ use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::gateway::api::{self, MAX_REASON_BYTES, Proposal};
 use crate::git::repo;
-use crate::operation::{self, Operation, Risk};
+use crate::operation::{self, Operation};
 use crate::tools::{About, Annotations, CallCtx, ToolDef, input};
 
 /// The longest `idempotencyKey` a client may send; the wire key adds the type prefix.
@@ -51,7 +51,7 @@ fn tool(op: &'static dyn Operation) -> ToolDef {
             toolset: Toolset::Ops,
             annotations: Annotations {
                 read_only: false,
-                destructive: op.risk() == Risk::High,
+                destructive: crate::operation::risk::destructive(op.kind()),
                 // A repeated call is a new proposal unless it repeats the idempotencyKey.
                 idempotent: false,
                 open_world: false,

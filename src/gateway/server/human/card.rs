@@ -112,14 +112,7 @@ pub fn risk(kind: &str, fields: &Map<String, Value>) -> &'static str {
     if needs_confirmation(kind, fields) {
         return "high";
     }
-    if let Some(op) = crate::operation::find(kind) {
-        return op.risk().as_str();
-    }
-    match kind {
-        "reset" | "discard" => "high",
-        "worktree" | "commit" | "branch" => "low",
-        _ => "medium",
-    }
+    crate::operation::risk::of(kind).as_str()
 }
 
 /// The card of `id`, expiring it first when its time is up (a read never shows a stale
