@@ -146,6 +146,25 @@ impl Client {
         Ok((cancelled, json))
     }
 
+    /// GETs one read-bridge answer: `path` (each segment already [`encode`]d) with the
+    /// `query` pairs encoded here.
+    pub async fn read(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        cancel: &CancellationToken,
+    ) -> Result<Value, GatewayError> {
+        let mut url = path.to_owned();
+        for (i, (key, value)) in query.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.push_str(&encode(key));
+            url.push('=');
+            url.push_str(&encode(value));
+        }
+        let answer = self.send(Method::Get, url, STATUS_TIMEOUT, cancel).await?;
+        expect_success(answer, None)
+    }
+
     async fn send(
         &self,
         method: Method,
@@ -171,6 +190,20 @@ impl Client {
 enum Method {
     Get,
     Post(Value),
+}
+
+/// `text` with every byte but ASCII letters, digits, `-` and `_` percent-encoded, so a
+/// value can never end a path segment or a query pair early, nor read as `..`.
+pub fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn checked(preview_id: &str) -> Result<&str, GatewayError> {

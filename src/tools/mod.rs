@@ -10,9 +10,11 @@ pub mod commit;
 pub mod conflict;
 pub mod diff;
 pub mod fleet;
+pub mod flux;
 pub mod input;
 pub mod operation;
 pub mod repo;
+pub mod safety;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
@@ -218,6 +220,11 @@ pub static ALL: LazyLock<Vec<ToolDef>> = LazyLock::new(|| {
         ToolDef::of::<fleet::radar::Radar>(),
         ToolDef::of::<fleet::digest::Digest>(),
         ToolDef::of::<agents::presence::Presence>(),
+        ToolDef::of::<safety::timeline::Timeline>(),
+        ToolDef::of::<safety::event_details::EventDetails>(),
+        ToolDef::of::<flux::latest_restore_point::LatestRestorePoint>(),
+        ToolDef::of::<flux::restore_points::RestorePoints>(),
+        ToolDef::of::<flux::restore_point_details::RestorePointDetails>(),
         ToolDef::of::<operation::status::OperationStatus>(),
     ];
     all.extend(operation::preview::tools());
@@ -330,6 +337,55 @@ mod tests {
             (&commits["minimum"], &commits["maximum"]),
             (&1.into(), &20.into())
         );
+    }
+
+    #[test]
+    fn annotations_come_from_the_risk_table_and_only_proposals_write() {
+        use crate::operation::risk;
+        let mut writes = Vec::new();
+        for tool in ALL.iter().filter(|t| t.toolset != Toolset::Specs) {
+            let a = tool.annotations;
+            if let Some(kind) = tool.name.strip_prefix("operation.preview.") {
+                assert!(!a.read_only, "{}", tool.name);
+                assert_eq!(a.destructive, risk::destructive(kind), "{}", tool.name);
+                writes.push(tool.name);
+            } else if tool.name == "operation.cancel" {
+                assert!(!a.read_only && !a.destructive);
+                writes.push(tool.name);
+            } else {
+                assert!(
+                    a.read_only && !a.destructive && !a.open_world,
+                    "{}",
+                    tool.name
+                );
+            }
+        }
+        // `--read-only` hides exactly the proposals and the cancellation.
+        let config = Config {
+            read_only: true,
+            ..Config::default()
+        };
+        let hidden: Vec<_> = ALL
+            .iter()
+            .filter(|t| t.toolset != Toolset::Specs)
+            .filter(|t| !visible(&config).any(|v| v.name == t.name))
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(hidden, writes);
+        assert_eq!(writes.len(), crate::operation::ALL.len() + 1);
+        // The `git` toolset alone serves no write tool; `ops` alone only those and status.
+        let git = Config {
+            toolsets: vec![Toolset::Git],
+            ..Config::default()
+        };
+        assert!(visible(&git).all(|t| t.annotations.read_only));
+        let ops = Config {
+            toolsets: vec![Toolset::Ops],
+            ..Config::default()
+        };
+        let ops: Vec<_> = visible(&ops).map(|t| t.name).collect();
+        assert_eq!(ops.len(), writes.len() + 1, "{ops:?}");
+        assert!(ops.contains(&"operation.status"));
     }
 
     #[test]

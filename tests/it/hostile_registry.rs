@@ -255,3 +255,49 @@ fn every_read_tool_on_every_hostile_repository_runs_nothing_and_answers() {
         assert!(ran.contains(canary), "{canary} is not live: {ran:?}");
     }
 }
+
+/// The FluxGit-required tools read through a real gateway: the gateway opens each hostile
+/// repository and reads its HEAD and reflog, and nothing the repository names runs there
+/// either.
+#[test]
+fn fluxgit_tools_through_a_real_gateway_run_nothing_on_hostile_repositories() {
+    let fx = Fixture::new();
+    let marker = fx.path("ran-something");
+    let repos = hostile_repos(&fx, &marker);
+    let gateway = crate::operation_e2e::Gateway::start(&fx, &[]);
+    let mut server = gateway.sidecar(&fx);
+    let tools: Vec<_> = registry::read_tools(&mut server)
+        .into_iter()
+        .filter(|t| {
+            let name = t["name"].as_str().unwrap();
+            name.starts_with("safety.") || name.starts_with("flux.")
+        })
+        .collect();
+    assert_eq!(tools.len(), 5, "{tools:?}");
+    let mut served = 0;
+    for (kind, repo) in &repos {
+        for tool in &tools {
+            let name = tool["name"].as_str().unwrap();
+            let args = registry::minimal_arguments(tool, repo);
+            let reply = server.request("tools/call", json!({ "name": name, "arguments": args }));
+            let result = &reply["result"];
+            assert!(result.is_object(), "{kind}: {name} got no result: {reply}");
+            let text = reply.to_string();
+            assert!(
+                !text.contains(SECRET),
+                "{kind}: {name} served the secret: {text}"
+            );
+            assert!(
+                !marker.exists(),
+                "{kind}: {name} ran a repository-chosen program: {}",
+                std::fs::read_to_string(&marker).unwrap_or_default()
+            );
+            // Never the no-gateway answer: the gateway is up.
+            assert!(!text.contains("\"code\":10001"), "{kind}: {name}: {text}");
+            if result["isError"] == json!(false) {
+                served += 1;
+            }
+        }
+    }
+    assert!(served >= repos.len(), "only {served} answers were served");
+}

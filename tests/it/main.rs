@@ -21,6 +21,7 @@ mod exec_crash;
 mod exec_ops;
 mod exec_restore;
 mod fleet;
+mod flux;
 mod gateway_audit;
 mod gateway_browser;
 mod gateway_cli;

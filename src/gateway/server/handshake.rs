@@ -6,24 +6,26 @@
 //! DNS name does not), and carry no `Origin` (browsers have no business here); no CORS
 //! header is ever sent. Bodies are JSON, at most 2 MiB.
 
+mod bridge;
+mod events;
 mod preview;
 mod proposal;
 mod scope;
+
+pub use bridge::{RestoreQuery, query_repo};
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::app::{ApiError, App, host_is_own, no_store};
-use super::restore::view;
 use crate::gateway::api::{self, CancelRequest, Cancelled, ErrorCode};
 
 /// The largest body accepted: room for a 1 MiB patch and its JSON escaping.
@@ -38,10 +40,10 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/v1/mcp/operation/status/{preview_id}", get(status))
         .route("/v1/mcp/operation/cancel/{preview_id}", post(cancel))
-        .route("/v1/mcp/restore-points", get(restore_points))
-        .route("/v1/mcp/restore-points/{id}", get(restore_point))
-        .route("/v1/mcp/safety/timeline", get(not_implemented))
-        .route("/v1/mcp/safety/events/{event_id}", get(not_implemented))
+        .route("/v1/mcp/restore-points", get(bridge::restore_points))
+        .route("/v1/mcp/restore-points/{id}", get(bridge::restore_point))
+        .route("/v1/mcp/safety/timeline", get(bridge::timeline))
+        .route("/v1/mcp/safety/events/{event_id}", get(bridge::event))
         .route("/v1/mcp/diff/semantic", post(not_implemented))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
@@ -133,51 +135,4 @@ async fn cancel(
         status: record.status,
     })
     .into_response())
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RestoreQuery {
-    pub repo_path: Option<String>,
-    pub limit: Option<u32>,
-}
-
-/// The repository a restore-point query names, canonical and inside the allowed roots.
-pub async fn query_repo(app: &App, repo_path: Option<&str>) -> Result<String, ApiError> {
-    let path = repo_path.ok_or_else(|| ApiError::invalid("repoPath", "required"))?;
-    let cancel = crate::process::CancellationToken::new();
-    let repo = crate::git::repo::open(&app.config, "repoPath", path, &cancel)
-        .await
-        .map_err(|e| ApiError::invalid("repoPath", e.to_string()))?;
-    Ok(repo.display())
-}
-
-async fn restore_points(
-    State(app): State<Arc<App>>,
-    Query(query): Query<RestoreQuery>,
-) -> Result<Response, ApiError> {
-    let repo = query_repo(&app, query.repo_path.as_deref()).await?;
-    let limit = query.limit.unwrap_or(50).clamp(1, 200);
-    let points = app
-        .store
-        .run(move |s| s.list_restore_points(&repo, limit))
-        .await?;
-    let views: Vec<Value> = points.iter().map(view).collect();
-    Ok(axum::Json(json!({"restorePoints": views})).into_response())
-}
-
-async fn restore_point(
-    State(app): State<Arc<App>>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    if !super::store::is_restore_point_id(&id) {
-        return Err(ApiError::not_found());
-    }
-    let point = app.store.run(move |s| s.restore_point(&id)).await?;
-    let point = point.ok_or_else(ApiError::not_found)?;
-    // A point outside the allowed roots is not this caller's to see.
-    if !app.config.allows(std::path::Path::new(&point.repo_path)) {
-        return Err(ApiError::not_found());
-    }
-    Ok((StatusCode::OK, axum::Json(view(&point))).into_response())
 }

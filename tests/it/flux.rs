@@ -1,0 +1,244 @@
+//! The five FluxGit-required tools (`safety.timeline`, `safety.eventDetails`,
+//! `flux.latestRestorePoint`, `flux.restorePoints`, `flux.restorePointDetails`): against a
+//! real gateway holding real restore points, compared with plain git; and without one.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::common::Fixture;
+use crate::operation_e2e::{Gateway, settle};
+
+const TOOLS: [&str; 5] = [
+    "safety.timeline",
+    "safety.eventDetails",
+    "flux.latestRestorePoint",
+    "flux.restorePoints",
+    "flux.restorePointDetails",
+];
+
+fn args(tool: &str, repo: &Path) -> Value {
+    match tool {
+        "safety.eventDetails" => json!({"repoPath": repo, "eventId": "reflog:HEAD@{0}"}),
+        "flux.restorePointDetails" => json!({"repoPath": repo, "restorePointId": "rp_x"}),
+        _ => json!({"repoPath": repo}),
+    }
+}
+
+fn repo(fx: &Fixture, name: &str) -> std::path::PathBuf {
+    let repo = fx.init(name, &[]);
+    fx.commit(&repo, "a.txt", "one\n", "first");
+    fx.write(&repo, "a.txt", "one\ntwo\n");
+    repo
+}
+
+/// Approves one proposal and returns its restore point id.
+fn approved(
+    gateway: &Gateway,
+    sidecar: &mut crate::common::Server,
+    tool: &str,
+    args: Value,
+) -> String {
+    let proposed = sidecar.call(tool, args);
+    let id = proposed["previewId"].as_str().unwrap().to_owned();
+    gateway.approve(&id);
+    let done = settle(sidecar, &id);
+    assert_eq!(done["status"], "completed", "{done}");
+    done["data"]["result"]["restorePointId"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn without_a_gateway_every_fluxgit_tool_is_10001_with_an_upgrade_hint() {
+    let fx = Fixture::new();
+    let repo = repo(&fx, "repo");
+    // A port nothing listens on: configured, not reachable.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    for (env, configured) in [(None, false), (Some(addr.as_str()), true)] {
+        let env: Vec<(&str, &str)> = env
+            .map(|a| vec![("FLUXGIT_MCP_HANDSHAKE_ADDR", a)])
+            .unwrap_or_default();
+        let mut server = fx.server(&[], &env);
+        for tool in TOOLS {
+            let answer = server.call(tool, args(tool, &repo));
+            assert_eq!(answer["error"]["code"], 10001, "{tool}: {answer}");
+            let data = &answer["error"]["data"];
+            assert_eq!(data["gatewayConfigured"], configured, "{tool}: {answer}");
+            assert_eq!(data["tool"], tool);
+            assert_eq!(data["tier"], "fluxgit");
+            assert!(data["upgradeHint"].is_string(), "{answer}");
+            assert_eq!(answer["readOnly"], true);
+        }
+        // No caller-supplied run directory: the schema is closed.
+        let reply = server.request(
+            "tools/call",
+            json!({"name": "safety.timeline", "arguments": {"repoPath": repo, "runDir": "/tmp"}}),
+        );
+        assert!(reply.to_string().contains("runDir"), "{reply}");
+        assert_eq!(reply["result"]["isError"], true, "{reply}");
+    }
+}
+
+#[test]
+fn restore_points_and_the_timeline_come_from_a_real_gateway() {
+    let fx = Fixture::new();
+    let repo = repo(&fx, "repo");
+    let other = repo_other(&fx);
+    let gateway = Gateway::start(&fx, &[]);
+    let mut sidecar = gateway.sidecar(&fx);
+    let before = fx.git(&repo, &["rev-parse", "HEAD"]);
+    let first = approved(
+        &gateway,
+        &mut sidecar,
+        "operation.preview.commit",
+        json!({"repoPath": repo, "reason": "r", "message": "Second line", "paths": ["a.txt"]}),
+    );
+    let committed = fx.git(&repo, &["rev-parse", "HEAD"]);
+    let second = approved(
+        &gateway,
+        &mut sidecar,
+        "operation.preview.branch",
+        json!({"repoPath": repo, "reason": "r", "name": "agent/next", "checkout": true}),
+    );
+    let foreign = approved(
+        &gateway,
+        &mut sidecar,
+        "operation.preview.branch",
+        json!({"repoPath": other, "reason": "r", "name": "elsewhere", "checkout": false}),
+    );
+
+    let listed = sidecar.call("flux.restorePoints", json!({"repoPath": repo}));
+    assert_eq!(listed["source"], "fluxgit-gateway", "{listed}");
+    let points = listed["data"]["restorePoints"].as_array().unwrap();
+    let ids: Vec<_> = points
+        .iter()
+        .map(|p| p["restorePointId"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [second.as_str(), first.as_str()],
+        "newest first, this repository only"
+    );
+    assert_eq!(points[1]["operation"], "commit");
+    assert_eq!(points[1]["before"], json!(before));
+    assert_eq!(points[1]["after"], json!(committed));
+    assert_eq!(points[0]["operation"], "branch");
+    assert_eq!(points[0]["metadata"]["afterRef"], "refs/heads/agent/next");
+    assert_eq!(points[1]["approvalRequired"], true);
+    assert_eq!(
+        listed["data"]["current"]["branchRef"],
+        "refs/heads/agent/next"
+    );
+    let one = sidecar.call("flux.restorePoints", json!({"repoPath": repo, "limit": 1}));
+    assert_eq!(one["data"]["count"], 1);
+    assert_eq!(one["data"]["moreAvailable"], true);
+
+    let latest = sidecar.call("flux.latestRestorePoint", json!({"repoPath": repo}));
+    assert_eq!(latest["data"]["restorePointId"], json!(second), "{latest}");
+    assert_eq!(latest["data"]["metadata"]["currentHead"], json!(committed));
+
+    let details = sidecar.call(
+        "flux.restorePointDetails",
+        json!({"repoPath": repo, "restorePointId": first}),
+    );
+    assert_eq!(details["data"]["before"], json!(before), "{details}");
+    assert_eq!(details["data"]["metadata"]["branchRef"], "refs/heads/main");
+    assert_eq!(details["data"]["metadata"]["indexCaptured"], true);
+    assert_eq!(details["data"]["metadata"]["currentHead"], json!(committed));
+    for (id, why) in [
+        (foreign.as_str(), "another repository's"),
+        ("rp_nothing", "unknown"),
+    ] {
+        let refused = sidecar.call(
+            "flux.restorePointDetails",
+            json!({"repoPath": repo, "restorePointId": id}),
+        );
+        assert_eq!(refused["error"]["code"], 10002, "{why}: {refused}");
+    }
+
+    let timeline = sidecar.call("safety.timeline", json!({"repoPath": repo}));
+    let events = timeline["data"]["events"].as_array().unwrap();
+    assert_eq!(timeline["data"]["eventCount"], json!(events.len()));
+    assert_eq!(timeline["data"]["networkFetchPerformed"], false);
+    let times: Vec<i64> = events
+        .iter()
+        .map(|e| e["occurredAtUnix"].as_i64().unwrap())
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {times:?}"
+    );
+    let restore: Vec<_> = events
+        .iter()
+        .filter(|e| e["source"] == "restore_point")
+        .collect();
+    assert_eq!(restore.len(), 2, "{timeline}");
+    assert_eq!(restore[0]["id"], json!(format!("restore:{second}")));
+    // The reflog events are HEAD's moves as plain git lists them.
+    let git_moves = fx.git(&repo, &["reflog", "--format=%H %gs", "HEAD"]);
+    let reflog: Vec<String> = events
+        .iter()
+        .filter(|e| e["source"] == "reflog")
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["headAfter"].as_str().unwrap(),
+                e["summary"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(reflog, git_moves.lines().collect::<Vec<_>>());
+    let only_points = sidecar.call(
+        "safety.timeline",
+        json!({"repoPath": repo, "includeReflog": false}),
+    );
+    assert_eq!(only_points["data"]["eventCount"], 2, "{only_points}");
+
+    let event = sidecar.call(
+        "safety.eventDetails",
+        json!({"repoPath": repo, "eventId": format!("restore:{first}")}),
+    );
+    assert_eq!(
+        event["data"]["restorePoint"]["restorePointId"],
+        json!(first),
+        "{event}"
+    );
+    let newest = sidecar.call(
+        "safety.eventDetails",
+        json!({"repoPath": repo, "eventId": "reflog:HEAD@{0}"}),
+    );
+    let entry = &newest["data"]["reflogEntry"];
+    assert_eq!(entry["new"], json!(committed), "{newest}");
+    assert_eq!(
+        entry["message"],
+        json!(fx.git(&repo, &["reflog", "-1", "--format=%gs", "HEAD"]))
+    );
+    for bad in ["reflog:HEAD@{99}", "restore:rp_nothing", "whatever"] {
+        let refused = sidecar.call(
+            "safety.eventDetails",
+            json!({"repoPath": repo, "eventId": bad}),
+        );
+        assert_eq!(refused["error"]["code"], 10002, "{bad}: {refused}");
+    }
+
+    // Nothing of the gateway's own files reaches an answer.
+    let run_dir = fx.run_dir().display().to_string();
+    for answer in [&listed, &latest, &details, &timeline, &event, &newest] {
+        let text = answer.to_string();
+        assert!(!text.contains(&run_dir), "{text}");
+        assert!(
+            !text.contains("gateway.db") && !text.contains("checkpointPath"),
+            "{text}"
+        );
+    }
+}
+
+fn repo_other(fx: &Fixture) -> std::path::PathBuf {
+    let other = fx.init("other", &[]);
+    fx.commit(&other, "x.txt", "x\n", "x");
+    other
+}
