@@ -227,6 +227,18 @@ impl GitWrite<'_> {
             .await
     }
 
+    /// Deletes the ref `refname` only while it still points at `old` (`update-ref -d`);
+    /// the reference-transaction hook runs as it would for `git branch -d`.
+    pub async fn delete_ref(
+        &self,
+        refname: &str,
+        old: &str,
+        message: &str,
+    ) -> Result<Ran, RunError> {
+        self.run(["update-ref", "-m", message, "-d", refname, old])
+            .await
+    }
+
     /// `git worktree add` at `path`: of the existing branch `branch`, or with `new_at` a
     /// new branch of that name starting at that commit.
     pub async fn worktree_add(

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod branch;
+pub mod branch_delete;
 pub mod commit;
 pub mod crash;
 mod fields;
@@ -184,7 +185,12 @@ pub trait Operation: Send + Sync {
 }
 
 /// Every operation type this build implements, in the order tools list them.
-pub static ALL: &[&dyn Operation] = &[&worktree::Worktree, &commit::Commit, &branch::Branch];
+pub static ALL: &[&dyn Operation] = &[
+    &worktree::Worktree,
+    &commit::Commit,
+    &branch::Branch,
+    &branch_delete::BranchDelete,
+];
 
 /// The operation type named `kind`, if this build implements it.
 pub fn find(kind: &str) -> Option<&'static dyn Operation> {

@@ -37,6 +37,7 @@ mod instructions;
 mod interop;
 mod interop_ts;
 mod load;
+mod op_branch_delete;
 mod operation_cancel;
 mod operation_e2e;
 mod operation_hostile;

@@ -39,6 +39,9 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "message" => json!("A registry-driven commit"),
         "name" => json!("agent/registry-sweep"),
         "branch" => json!("agent/registry-worktree"),
+        "targets" => json!([{"repoPath": repo, "branches": ["feat"]}]),
+        "eventId" => json!("reflog:HEAD@{0}"),
+        "restorePointId" => json!("rp_registry"),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
 }

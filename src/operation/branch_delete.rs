@@ -1,0 +1,397 @@
+//! `branchDelete`: delete local branches whose every commit is kept elsewhere.
+//!
+//! The agent names branches; the seed's rules decide which go. A branch is kept (and
+//! reported `skipped` with the reason) when it has commits that are neither in HEAD nor
+//! in its own upstream, when some worktree has it checked out, or when it does not exist.
+//! The decision is made when proposed (one `for-each-ref --merged`, one worktree list, an
+//! ancestry check per upstream) and made again under the repository lock: anything that
+//! changed is `stale`. Each deletion is one `update-ref -d` guarded on the pinned tip, so
+//! a tip that moved in between is never deleted (`failed`). Every tip is named in the
+//! intent, so the restore point keeps them and Restore recreates the branches. Remote
+//! branches are never read as candidates nor touched: names are looked up under
+//! `refs/heads/` only.
+
+use std::collections::BTreeSet;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::commit::checked;
+use super::fields::{ensure, parse, schema_of};
+use super::paths::check_branch;
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use crate::gateway::api::FieldError;
+use crate::git::write::GitWrite;
+use crate::git::{Git, Oid, merge_base, refs};
+
+/// Repositories one proposal may name.
+pub const MAX_TARGETS: usize = 20;
+/// Branches per repository.
+pub const MAX_PER_TARGET: usize = 20;
+/// Branches in all.
+pub const MAX_TOTAL: usize = 100;
+/// Worktrees read to see what is checked out.
+const MAX_WORKTREES: usize = 1000;
+
+/// One repository and the branches proposed for deletion in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Target {
+    /// Absolute path of the repository.
+    #[schemars(length(min = 1, max = 4096))]
+    pub repo_path: String,
+    /// Local branch names (`feature/x`, never `refs/…` or a remote-tracking name).
+    #[schemars(length(min = 1, max = 20))]
+    pub branches: Vec<String>,
+}
+
+/// The fields of a `branchDelete` proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BranchDeleteFields {
+    /// Up to 20 repositories × 20 branches, 100 branches in all.
+    #[schemars(length(min = 1, max = 20))]
+    pub targets: Vec<Target>,
+}
+
+const NAMES: &[&str] = &["targets"];
+
+impl BranchDeleteFields {
+    pub fn from_fields(fields: &Fields) -> Result<BranchDeleteFields, FieldError> {
+        let f: BranchDeleteFields = parse(fields, NAMES)?;
+        ensure(
+            (1..=MAX_TARGETS).contains(&f.targets.len()),
+            "targets",
+            || format!("expected 1-{MAX_TARGETS} repositories"),
+        )?;
+        let mut total = 0;
+        for t in &f.targets {
+            ensure(
+                (1..=MAX_PER_TARGET).contains(&t.branches.len()),
+                "targets",
+                || format!("expected 1-{MAX_PER_TARGET} branches per repository"),
+            )?;
+            let unique: BTreeSet<&String> = t.branches.iter().collect();
+            ensure(unique.len() == t.branches.len(), "targets", || {
+                "a branch is named twice".into()
+            })?;
+            for b in &t.branches {
+                check_branch("targets", b)?;
+            }
+            total += t.branches.len();
+        }
+        ensure(total <= MAX_TOTAL, "targets", || {
+            format!("at most {MAX_TOTAL} branches in all")
+        })?;
+        Ok(f)
+    }
+
+    /// Every branch, in the order proposed.
+    fn branches(&self) -> Vec<String> {
+        self.targets
+            .iter()
+            .flat_map(|t| t.branches.iter().cloned())
+            .collect()
+    }
+}
+
+fn refname(branch: &str) -> String {
+    format!("refs/heads/{branch}")
+}
+
+/// The `branchDelete` operation type.
+pub struct BranchDelete;
+
+/// Each named branch: its tip (null when absent) and whether it goes, with the reason.
+async fn assess(git: &Git<'_>, branches: &[String]) -> Result<Value, OpError> {
+    let names: Vec<String> = branches.iter().map(|b| refname(b)).collect();
+    let head = super::pins::head(git).await?;
+    let tips = refs::resolve(git, &names).await?;
+    let upstreams = upstreams(git, &names).await?;
+    let merged = merged_into_head(git, &names, head.to_json().is_null()).await?;
+    let checked_out: BTreeSet<String> = crate::git::worktree::list(git, MAX_WORKTREES)
+        .await?
+        .worktrees
+        .into_iter()
+        .filter_map(|w| w.branch)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    let mut out = Vec::new();
+    for (branch, name) in branches.iter().zip(&names) {
+        let tip = tips.iter().find(|(n, _)| n == name).map(|(_, o)| o.clone());
+        let upstream = upstreams.iter().find(|(n, _, _)| n == name);
+        let (delete, reason) = match &tip {
+            None => (false, "no such local branch".to_owned()),
+            Some(_) if checked_out.contains(name) => {
+                (false, "checked out in a worktree".to_owned())
+            }
+            Some(_) if merged.contains(name) => (true, "every commit is in HEAD".to_owned()),
+            Some(tip) => match upstream.and_then(|(_, u, o)| o.as_ref().map(|o| (u, o))) {
+                Some((u, o)) if merge_base::is_ancestor(git, tip, o).await? == Some(true) => {
+                    (true, format!("every commit is in its upstream {u}"))
+                }
+                _ => (
+                    false,
+                    "has commits that are neither in HEAD nor in its upstream".to_owned(),
+                ),
+            },
+        };
+        out.push(json!({
+            "branch": branch,
+            "tip": tip.as_ref().map(Oid::as_str),
+            "delete": delete,
+            "reason": reason,
+        }));
+    }
+    Ok(json!({"head": head.to_json(), "branches": out}))
+}
+
+/// Each named branch's configured upstream (full name) and its commit when it exists.
+async fn upstreams(
+    git: &Git<'_>,
+    names: &[String],
+) -> Result<Vec<(String, String, Option<Oid>)>, OpError> {
+    let out = git
+        .cmd([
+            "for-each-ref",
+            "--format=%(refname)%00%(upstream)",
+            "--end-of-options",
+        ])
+        .args(names.iter().map(String::as_str))
+        .capture(1024 * 1024)
+        .await?;
+    let text = String::from_utf8_lossy(&out.sink.bytes).into_owned();
+    let pairs: Vec<(String, String)> = text
+        .lines()
+        .filter_map(|l| l.split_once('\0'))
+        .filter(|(n, u)| names.iter().any(|x| x == n) && u.starts_with("refs/"))
+        .map(|(n, u)| (n.to_owned(), u.to_owned()))
+        .collect();
+    let wanted: Vec<String> = pairs.iter().map(|(_, u)| u.clone()).collect();
+    let found = refs::resolve(git, &wanted).await?;
+    Ok(pairs
+        .into_iter()
+        .map(|(n, u)| {
+            let oid = found.iter().find(|(f, _)| *f == u).map(|(_, o)| o.clone());
+            (n, u, oid)
+        })
+        .collect())
+}
+
+/// The named branches every commit of which HEAD contains.
+async fn merged_into_head(
+    git: &Git<'_>,
+    names: &[String],
+    unborn: bool,
+) -> Result<BTreeSet<String>, OpError> {
+    if unborn {
+        return Ok(BTreeSet::new());
+    }
+    let out = git
+        .cmd([
+            "for-each-ref",
+            "--merged=HEAD",
+            "--format=%(refname)",
+            "--end-of-options",
+        ])
+        .args(names.iter().map(String::as_str))
+        .capture(1024 * 1024)
+        .await?;
+    Ok(String::from_utf8_lossy(&out.sink.bytes)
+        .lines()
+        .filter(|n| names.iter().any(|x| x == n))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The proposal may name only its own repository: the restore point and the intent are
+/// those of one repository.
+async fn check_targets(ctx: Ctx<'_>, f: &BranchDeleteFields) -> Result<(), OpError> {
+    for t in &f.targets {
+        let repo = crate::git::repo::open(ctx.config, "targets", &t.repo_path, ctx.cancel).await?;
+        if repo.path != ctx.repo.path {
+            return Err(OpError::invalid(
+                "targets",
+                format!(
+                    "{} is not the proposal's repository; propose once per repository so each gets its own restore point",
+                    t.repo_path
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn decided(pins: &Pins) -> Vec<Value> {
+    pins.0["branches"].as_array().cloned().unwrap_or_default()
+}
+
+#[async_trait]
+impl Operation for BranchDelete {
+    fn kind(&self) -> &'static str {
+        "branchDelete"
+    }
+
+    fn title(&self) -> &'static str {
+        "Propose deleting merged branches"
+    }
+
+    fn description(&self) -> &'static str {
+        "Propose deleting merged local branches (targets: repositories × branches, up to 20 \
+         × 20, 100 in total). You name branches; the gateway decides which are deletable and \
+         keeps any branch with commits not in HEAD or its upstream, checked out in a \
+         worktree, or whose tip moved. Remote branches are never touched. Every deleted tip \
+         is kept in the restore point, where Restore recreates it; completion returns \
+         per-branch deleted/failed/skipped results."
+    }
+
+    fn fields_schema(&self) -> Value {
+        schema_of::<BranchDeleteFields>()
+    }
+
+    fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
+        BranchDeleteFields::from_fields(fields).map(|_| ())
+    }
+
+    async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
+        let f = BranchDeleteFields::from_fields(fields)?;
+        check_targets(ctx, &f).await?;
+        let git = Git::new(ctx.repo, ctx.cancel);
+        Ok(Pins(assess(&git, &f.branches()).await?))
+    }
+
+    async fn preview(
+        &self,
+        _ctx: Ctx<'_>,
+        _fields: &Fields,
+        pins: &Pins,
+    ) -> Result<Value, OpError> {
+        let branches = decided(pins);
+        let deletable = branches.iter().filter(|b| b["delete"] == true).count();
+        Ok(json!({
+            "branches": branches,
+            "deletable": deletable,
+            "kept": branches.len() - deletable,
+            "remoteBranchesTouched": false,
+        }))
+    }
+
+    async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
+        let f = BranchDeleteFields::from_fields(fields)?;
+        let git = Git::new(ctx.repo, ctx.cancel);
+        let now = assess(&git, &f.branches()).await?;
+        let moved = pins::diff(&pins.0, &now);
+        if moved.is_empty() {
+            Ok(())
+        } else {
+            Err(OpError::Stale { moved })
+        }
+    }
+
+    fn intent(&self, _fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
+        let mut intent = Intent::default();
+        for b in decided(pins) {
+            let name = refname(b["branch"].as_str().unwrap_or_default());
+            let Some(tip) = b["tip"].as_str() else {
+                continue;
+            };
+            let at = Expect::At {
+                oid: tip.to_owned(),
+            };
+            intent.pre.insert(name.clone(), at.clone());
+            let after = if b["delete"] == true {
+                Expect::Absent
+            } else {
+                at
+            };
+            intent.post.insert(name, after);
+        }
+        Ok(intent)
+    }
+
+    async fn execute(
+        &self,
+        ctx: Ctx<'_>,
+        _fields: &Fields,
+        pins: &Pins,
+    ) -> Result<Fields, OpError> {
+        let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
+        let repo_path = ctx.repo.display();
+        let (mut deleted, mut failed, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
+        for b in decided(pins) {
+            let branch = b["branch"].as_str().unwrap_or_default().to_owned();
+            let entry = |status: &str, reason: Value| {
+                json!({"repoPath": repo_path, "branch": branch, "tip": b["tip"],
+                       "status": status, "reason": reason})
+            };
+            match (b["delete"] == true, b["tip"].as_str()) {
+                (true, Some(tip)) => {
+                    let message = format!("branch: deleted {branch} (was {tip})");
+                    match checked(w.delete_ref(&refname(&branch), tip, &message).await) {
+                        Ok(_) => deleted.push(entry("deleted", b["reason"].clone())),
+                        Err(e) => failed.push(entry("failed", json!(e.to_string()))),
+                    }
+                }
+                _ => skipped.push(entry("skipped", b["reason"].clone())),
+            }
+        }
+        if deleted.is_empty() && !failed.is_empty() {
+            return Err(OpError::git(format!(
+                "no branch could be deleted: {}",
+                failed
+                    .iter()
+                    .map(|f| f["reason"].as_str().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )));
+        }
+        let mut out = Fields::new();
+        out.insert("deleted".into(), json!(deleted));
+        out.insert("failed".into(), json!(failed));
+        out.insert("skipped".into(), json!(skipped));
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(v: Value) -> Fields {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn bounds_and_refusals() {
+        let ok = json!({"targets": [{"repoPath": "/r", "branches": ["a", "b/c"]}]});
+        let f = BranchDeleteFields::from_fields(&fields(ok)).unwrap();
+        assert_eq!(f.branches(), ["a", "b/c"]);
+        let many = |repos: usize, each: usize| {
+            let targets: Vec<Value> = (0..repos)
+                .map(|r| {
+                    let b: Vec<String> = (0..each).map(|i| format!("b{r}-{i}")).collect();
+                    json!({"repoPath": format!("/r{r}"), "branches": b})
+                })
+                .collect();
+            json!({ "targets": targets })
+        };
+        assert!(BranchDeleteFields::from_fields(&fields(many(5, 20))).is_ok());
+        for v in [
+            json!({}),
+            json!({"targets": []}),
+            many(21, 1),
+            many(1, 21),
+            many(6, 20),
+            json!({"targets": [{"repoPath": "/r", "branches": []}]}),
+            json!({"targets": [{"repoPath": "/r", "branches": ["a", "a"]}]}),
+            json!({"targets": [{"repoPath": "/r", "branches": ["refs/heads/a"]}]}),
+            json!({"targets": [{"repoPath": "/r", "branches": ["-D"]}]}),
+            json!({"targets": [{"repoPath": "/r", "branches": ["a"], "force": true}]}),
+        ] {
+            let err = BranchDeleteFields::from_fields(&fields(v.clone())).unwrap_err();
+            assert_eq!(err.field, "targets", "{v} → {err}");
+        }
+    }
+}
