@@ -45,6 +45,9 @@ VALUES = {
     "since": "2020-01-01T00:00:00Z",
     "goal": "Check that every tool answers the official client.",
     "slug": "interop-check",
+    "eventId": "reflog:HEAD@{0}",
+    "restorePointId": "rp_interop",
+    "targets": None,  # the fixture repository's branches, filled in below
 }
 
 
@@ -54,7 +57,12 @@ def arguments(tool, repo: str) -> dict:
     for prop in schema.get("required", []):
         if prop not in VALUES:
             raise SystemExit(f"{tool.name}: no test value for required argument {prop!r}")
-        args[prop] = repo if prop == "repoPath" else VALUES[prop]
+        if prop == "repoPath":
+            args[prop] = repo
+        elif prop == "targets":
+            args[prop] = [{"repoPath": repo, "branches": ["feature"]}]
+        else:
+            args[prop] = VALUES[prop]
     if "repoPath" in schema.get("properties", {}):
         args["repoPath"] = repo
     return args

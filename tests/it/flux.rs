@@ -2,7 +2,7 @@
 //! `flux.latestRestorePoint`, `flux.restorePoints`, `flux.restorePointDetails`): against a
 //! real gateway holding real restore points, compared with plain git; and without one.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ fn args(tool: &str, repo: &Path) -> Value {
     }
 }
 
-fn repo(fx: &Fixture, name: &str) -> std::path::PathBuf {
+fn repo(fx: &Fixture, name: &str) -> PathBuf {
     let repo = fx.init(name, &[]);
     fx.commit(&repo, "a.txt", "one\n", "first");
     fx.write(&repo, "a.txt", "one\ntwo\n");
@@ -83,8 +83,21 @@ fn without_a_gateway_every_fluxgit_tool_is_10001_with_an_upgrade_hint() {
     }
 }
 
-#[test]
-fn restore_points_and_the_timeline_come_from_a_real_gateway() {
+/// A repository with two restore points (a commit, then a branch checked out), and a
+/// third point in another repository.
+struct Rig {
+    fx: Fixture,
+    repo: PathBuf,
+    _gateway: Gateway,
+    sidecar: crate::common::Server,
+    before: String,
+    committed: String,
+    first: String,
+    second: String,
+    foreign: String,
+}
+
+fn rig() -> Rig {
     let fx = Fixture::new();
     let repo = repo(&fx, "repo");
     let other = repo_other(&fx);
@@ -110,8 +123,37 @@ fn restore_points_and_the_timeline_come_from_a_real_gateway() {
         "operation.preview.branch",
         json!({"repoPath": other, "reason": "r", "name": "elsewhere", "checkout": false}),
     );
+    Rig {
+        fx,
+        repo,
+        _gateway: gateway,
+        sidecar,
+        before,
+        committed,
+        first,
+        second,
+        foreign,
+    }
+}
 
-    let listed = sidecar.call("flux.restorePoints", json!({"repoPath": repo}));
+/// Nothing of the gateway's own files reaches an answer.
+fn names_no_gateway_file(rig: &Rig, answer: &Value) {
+    let run_dir = rig.fx.run_dir().display().to_string();
+    let text = answer.to_string();
+    assert!(!text.contains(&run_dir), "{text}");
+    assert!(
+        !text.contains("gateway.db") && !text.contains("checkpointPath"),
+        "{text}"
+    );
+}
+
+#[test]
+fn flux_restore_points_lists_this_repository_newest_first() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let listed = rig
+        .sidecar
+        .call("flux.restorePoints", json!({"repoPath": repo}));
     assert_eq!(listed["source"], "fluxgit-gateway", "{listed}");
     let points = listed["data"]["restorePoints"].as_array().unwrap();
     let ids: Vec<_> = points
@@ -120,12 +162,12 @@ fn restore_points_and_the_timeline_come_from_a_real_gateway() {
         .collect();
     assert_eq!(
         ids,
-        [second.as_str(), first.as_str()],
-        "newest first, this repository only"
+        [rig.second.as_str(), rig.first.as_str()],
+        "this repository only"
     );
     assert_eq!(points[1]["operation"], "commit");
-    assert_eq!(points[1]["before"], json!(before));
-    assert_eq!(points[1]["after"], json!(committed));
+    assert_eq!(points[1]["before"], json!(rig.before));
+    assert_eq!(points[1]["after"], json!(rig.committed));
     assert_eq!(points[0]["operation"], "branch");
     assert_eq!(points[0]["metadata"]["afterRef"], "refs/heads/agent/next");
     assert_eq!(points[1]["approvalRequired"], true);
@@ -133,34 +175,76 @@ fn restore_points_and_the_timeline_come_from_a_real_gateway() {
         listed["data"]["current"]["branchRef"],
         "refs/heads/agent/next"
     );
-    let one = sidecar.call("flux.restorePoints", json!({"repoPath": repo, "limit": 1}));
+    names_no_gateway_file(&rig, &listed);
+    let one = rig
+        .sidecar
+        .call("flux.restorePoints", json!({"repoPath": repo, "limit": 1}));
     assert_eq!(one["data"]["count"], 1);
     assert_eq!(one["data"]["moreAvailable"], true);
+}
 
-    let latest = sidecar.call("flux.latestRestorePoint", json!({"repoPath": repo}));
-    assert_eq!(latest["data"]["restorePointId"], json!(second), "{latest}");
-    assert_eq!(latest["data"]["metadata"]["currentHead"], json!(committed));
-
-    let details = sidecar.call(
-        "flux.restorePointDetails",
-        json!({"repoPath": repo, "restorePointId": first}),
+#[test]
+fn flux_latest_restore_point_is_the_newest_with_head_now() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let latest = rig
+        .sidecar
+        .call("flux.latestRestorePoint", json!({"repoPath": repo}));
+    assert_eq!(
+        latest["data"]["restorePointId"],
+        json!(rig.second),
+        "{latest}"
     );
-    assert_eq!(details["data"]["before"], json!(before), "{details}");
+    assert_eq!(
+        latest["data"]["metadata"]["currentHead"],
+        json!(rig.committed)
+    );
+    names_no_gateway_file(&rig, &latest);
+    // A repository with none yet has nothing to serve.
+    let empty = rig.fx.init("empty", &[]);
+    rig.fx.commit(&empty, "e.txt", "e\n", "e");
+    let none = rig
+        .sidecar
+        .call("flux.latestRestorePoint", json!({"repoPath": empty}));
+    assert_eq!(none["error"]["code"], 10002, "{none}");
+}
+
+#[test]
+fn flux_restore_point_details_by_id_and_only_this_repositorys() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let details = rig.sidecar.call(
+        "flux.restorePointDetails",
+        json!({"repoPath": repo, "restorePointId": rig.first}),
+    );
+    assert_eq!(details["data"]["before"], json!(rig.before), "{details}");
     assert_eq!(details["data"]["metadata"]["branchRef"], "refs/heads/main");
     assert_eq!(details["data"]["metadata"]["indexCaptured"], true);
-    assert_eq!(details["data"]["metadata"]["currentHead"], json!(committed));
+    assert_eq!(
+        details["data"]["metadata"]["currentHead"],
+        json!(rig.committed)
+    );
+    names_no_gateway_file(&rig, &details);
+    let foreign = rig.foreign.clone();
     for (id, why) in [
         (foreign.as_str(), "another repository's"),
         ("rp_nothing", "unknown"),
     ] {
-        let refused = sidecar.call(
+        let refused = rig.sidecar.call(
             "flux.restorePointDetails",
             json!({"repoPath": repo, "restorePointId": id}),
         );
         assert_eq!(refused["error"]["code"], 10002, "{why}: {refused}");
     }
+}
 
-    let timeline = sidecar.call("safety.timeline", json!({"repoPath": repo}));
+#[test]
+fn safety_timeline_merges_restore_points_with_heads_reflog() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let timeline = rig
+        .sidecar
+        .call("safety.timeline", json!({"repoPath": repo}));
     let events = timeline["data"]["events"].as_array().unwrap();
     assert_eq!(timeline["data"]["eventCount"], json!(events.len()));
     assert_eq!(timeline["data"]["networkFetchPerformed"], false);
@@ -177,67 +261,56 @@ fn restore_points_and_the_timeline_come_from_a_real_gateway() {
         .filter(|e| e["source"] == "restore_point")
         .collect();
     assert_eq!(restore.len(), 2, "{timeline}");
-    assert_eq!(restore[0]["id"], json!(format!("restore:{second}")));
+    assert_eq!(restore[0]["id"], json!(format!("restore:{}", rig.second)));
     // The reflog events are HEAD's moves as plain git lists them.
-    let git_moves = fx.git(&repo, &["reflog", "--format=%H %gs", "HEAD"]);
+    let git_moves = rig.fx.git(&repo, &["reflog", "--format=%H %gs", "HEAD"]);
     let reflog: Vec<String> = events
         .iter()
         .filter(|e| e["source"] == "reflog")
         .map(|e| {
-            format!(
-                "{} {}",
-                e["headAfter"].as_str().unwrap(),
-                e["summary"].as_str().unwrap()
-            )
+            let after = e["headAfter"].as_str().unwrap();
+            format!("{after} {}", e["summary"].as_str().unwrap())
         })
         .collect();
     assert_eq!(reflog, git_moves.lines().collect::<Vec<_>>());
-    let only_points = sidecar.call(
+    names_no_gateway_file(&rig, &timeline);
+    let only_points = rig.sidecar.call(
         "safety.timeline",
         json!({"repoPath": repo, "includeReflog": false}),
     );
     assert_eq!(only_points["data"]["eventCount"], 2, "{only_points}");
+}
 
-    let event = sidecar.call(
+#[test]
+fn safety_event_details_of_a_restore_point_and_of_a_reflog_move() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let event = rig.sidecar.call(
         "safety.eventDetails",
-        json!({"repoPath": repo, "eventId": format!("restore:{first}")}),
+        json!({"repoPath": repo, "eventId": format!("restore:{}", rig.first)}),
     );
-    assert_eq!(
-        event["data"]["restorePoint"]["restorePointId"],
-        json!(first),
-        "{event}"
-    );
-    let newest = sidecar.call(
+    let point = &event["data"]["restorePoint"];
+    assert_eq!(point["restorePointId"], json!(rig.first), "{event}");
+    let newest = rig.sidecar.call(
         "safety.eventDetails",
         json!({"repoPath": repo, "eventId": "reflog:HEAD@{0}"}),
     );
     let entry = &newest["data"]["reflogEntry"];
-    assert_eq!(entry["new"], json!(committed), "{newest}");
-    assert_eq!(
-        entry["message"],
-        json!(fx.git(&repo, &["reflog", "-1", "--format=%gs", "HEAD"]))
-    );
+    assert_eq!(entry["new"], json!(rig.committed), "{newest}");
+    let message = rig.fx.git(&repo, &["reflog", "-1", "--format=%gs", "HEAD"]);
+    assert_eq!(entry["message"], json!(message));
+    names_no_gateway_file(&rig, &event);
+    names_no_gateway_file(&rig, &newest);
     for bad in ["reflog:HEAD@{99}", "restore:rp_nothing", "whatever"] {
-        let refused = sidecar.call(
+        let refused = rig.sidecar.call(
             "safety.eventDetails",
             json!({"repoPath": repo, "eventId": bad}),
         );
         assert_eq!(refused["error"]["code"], 10002, "{bad}: {refused}");
     }
-
-    // Nothing of the gateway's own files reaches an answer.
-    let run_dir = fx.run_dir().display().to_string();
-    for answer in [&listed, &latest, &details, &timeline, &event, &newest] {
-        let text = answer.to_string();
-        assert!(!text.contains(&run_dir), "{text}");
-        assert!(
-            !text.contains("gateway.db") && !text.contains("checkpointPath"),
-            "{text}"
-        );
-    }
 }
 
-fn repo_other(fx: &Fixture) -> std::path::PathBuf {
+fn repo_other(fx: &Fixture) -> PathBuf {
     let other = fx.init("other", &[]);
     fx.commit(&other, "x.txt", "x\n", "x");
     other

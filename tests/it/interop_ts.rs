@@ -69,6 +69,9 @@ fn value_for(prop: &str, repo: &Path) -> Option<Value> {
         "reason" => json!("the interop run proposes this"),
         "message" => json!("An interop commit"),
         "name" => json!("agent/interop"),
+        "eventId" => json!("reflog:HEAD@{0}"),
+        "restorePointId" => json!("rp_interop"),
+        "targets" => json!([{"repoPath": repo, "branches": ["feature"]}]),
         _ => return None,
     })
 }
@@ -112,7 +115,26 @@ pub(crate) fn handshake_replies(tool: &str) -> Vec<Reply> {
         t if t.starts_with("operation.preview.") => {
             vec![Reply::Json(202, accepted), Reply::Json(200, pending)]
         }
+        t if t.starts_with("flux.") || t.starts_with("safety.") => {
+            vec![Reply::Json(200, read_bridge_body(t))]
+        }
         _ => Vec::new(),
+    }
+}
+
+/// What the read bridge answers for one FluxGit-required tool (one GET each).
+fn read_bridge_body(tool: &str) -> Value {
+    let point = json!({"restorePointId": "rp_interop", "operation": "commit",
+        "before": null, "after": null, "canUndo": true, "canRedo": false,
+        "approvalRequired": true, "metadata": {}});
+    match tool {
+        "flux.latestRestorePoint" | "flux.restorePoints" => json!({
+            "restorePoints": [point], "count": 1, "moreAvailable": false,
+            "current": {"branchRef": "refs/heads/main", "head": null}}),
+        "flux.restorePointDetails" => point,
+        "safety.eventDetails" => json!({"eventId": "reflog:HEAD@{0}", "event": {},
+            "restorePoint": null, "reflogEntry": {}}),
+        _ => json!({"events": [], "eventCount": 0, "readOnly": true}),
     }
 }
 
@@ -131,7 +153,7 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
     let tools = served_tools(&fx, &["--allowed-root", &allowed]);
-    assert_eq!(tools.len(), 29, "the spec tools are served too");
+    assert_eq!(tools.len(), 35, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
         .stdin(Stdio::piped())
@@ -210,11 +232,14 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
         .iter()
         .filter(|t| t["annotations"]["readOnlyHint"] == true)
         .count();
-    assert_eq!(read_only, 21, "19 git tools, operation.status and explore");
+    assert_eq!(
+        read_only, 26,
+        "19 git tools, the 5 FluxGit-required ones, operation.status and explore"
+    );
     assert_eq!(
         summary["calls"].as_object().unwrap().len(),
-        read_only + 4,
-        "the three previews and operation.cancel too: {summary}"
+        read_only + 5,
+        "the four previews and operation.cancel too: {summary}"
     );
     assert_eq!(summary["errors"].as_object().unwrap().len(), 5, "{summary}");
     for (_, error) in summary["errors"].as_object().unwrap() {

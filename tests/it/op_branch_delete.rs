@@ -82,7 +82,7 @@ fn names(list: &Value) -> Vec<&str> {
 }
 
 #[test]
-fn branch_delete_end_to_end_matches_plain_git_and_restores() {
+fn operation_preview_branch_delete_end_to_end_matches_plain_git_and_restores() {
     let fx = Fixture::new();
     let repo = repo(&fx);
     let before_refs = refs(&fx, &repo);
@@ -145,7 +145,7 @@ fn branch_delete_end_to_end_matches_plain_git_and_restores() {
 }
 
 #[test]
-fn branch_delete_is_stale_when_a_tip_moves_before_approval() {
+fn operation_preview_branch_delete_is_stale_when_a_tip_moves_before_approval() {
     let fx = Fixture::new();
     let repo = repo(&fx);
     let gateway = Gateway::start(&fx, &[]);
@@ -162,7 +162,7 @@ fn branch_delete_is_stale_when_a_tip_moves_before_approval() {
 }
 
 #[test]
-fn branch_delete_keeps_a_branch_that_must_be_kept() {
+fn operation_preview_branch_delete_keeps_a_branch_that_must_be_kept() {
     let fx = Fixture::new();
     let repo = repo(&fx);
     let before_refs = refs(&fx, &repo);

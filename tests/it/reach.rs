@@ -198,6 +198,9 @@ fn example(tool: &str, field: &str) -> Value {
         "message" => json!("A commit"),
         "name" => json!("agent/reach"),
         "branch" => json!("agent/reach-worktree"),
+        "eventId" => json!("reflog:HEAD@{0}"),
+        "restorePointId" => json!("rp_reach"),
+        "targets" => json!([{"repoPath": "/nowhere", "branches": ["agent/reach"]}]),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }

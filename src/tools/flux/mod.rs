@@ -41,9 +41,9 @@ pub struct Bridged {
     pub data: Value,
 }
 
-/// One GET of the read bridge for `repo_path`: the gateway must be configured (10001
-/// before anything is read otherwise), the repository must pass the local checks, and
-/// `route` is the path with its segments already encoded ([`route`]).
+/// One GET of the read bridge for `repo_path`: the repository must pass the local checks
+/// (allowed roots, as every tool), then the gateway must be configured (10001
+/// otherwise); `route` is the path with its segments already encoded ([`route()`]).
 pub async fn read(
     ctx: &CallCtx,
     tool: &'static str,
@@ -51,9 +51,9 @@ pub async fn read(
     route: &str,
     query: &[(&str, String)],
 ) -> Result<Bridged, ToolError> {
+    let repo = repo::open(&ctx.config, "repoPath", repo_path, &ctx.cancel).await?;
     let client = Client::from_configured(ctx.config.gateway_addr.as_deref())
         .map_err(|e| bridge_error(tool, e))?;
-    let repo = repo::open(&ctx.config, "repoPath", repo_path, &ctx.cancel).await?;
     let canonical = repo.display();
     let mut pairs = vec![("repoPath", canonical.clone())];
     pairs.extend(query.iter().cloned());
