@@ -29,6 +29,7 @@ mod gateway_handshake;
 mod gateway_human;
 mod gateway_lifecycle;
 mod gateway_open;
+mod gateway_others;
 mod gateway_support;
 mod hostile;
 mod hostile_drivers;
