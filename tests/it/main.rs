@@ -31,6 +31,7 @@ mod gateway_lifecycle;
 mod gateway_open;
 mod gateway_others;
 mod gateway_support;
+mod gateway_tty;
 mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
