@@ -31,7 +31,7 @@ pub struct OtherAgents {
     /// True when the proposal names its paths (commit `paths`), so overlaps could be
     /// computed.
     pub proposal_paths_known: bool,
-    /// Findings that were probably the proposer's own session, left out.
+    /// Findings that were probably the caller's own session, left out.
     pub omitted_likely_caller: u64,
     pub note: &'static str,
 }
