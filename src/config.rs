@@ -55,6 +55,8 @@ pub mod vars {
     pub const HOME: &str = "HOME";
     /// Where a trusted filter driver's program and the OpenSpec CLI are looked up.
     pub const PATH: &str = "PATH";
+    /// The browser `gitward gateway --open` hands the login link to (else `xdg-open`).
+    pub const BROWSER: &str = "BROWSER";
     /// The user's data directory (workspace data, agents' stores).
     pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
     /// Agents' own overrides of where they keep their session stores.
@@ -89,6 +91,7 @@ pub mod vars {
         DEBUG_PANIC_TOOL,
         HOME,
         PATH,
+        BROWSER,
         XDG_DATA_HOME,
         CLAUDE_CONFIG_DIR,
         CODEX_HOME,

@@ -14,6 +14,7 @@ use crate::gateway::addr::GatewayAddr;
 use crate::gateway::server::policy::Policy;
 use crate::gateway::server::run::{self, Options};
 use crate::gateway::server::store::Settings;
+use crate::process::opener;
 
 /// The handshake address when neither `--addr` nor the environment names one.
 const DEFAULT_ADDR: &str = "127.0.0.1:59647";
@@ -30,7 +31,7 @@ pub struct GatewayArgs {
     /// The store [default: <runDir>/gateway/gateway.db].
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Open the login link in the default browser (not available in this build: it says so).
+    /// Open the login link in the default browser ($BROWSER, else xdg-open).
     #[arg(long)]
     open: bool,
     /// Repositories a proposal may name must be under DIR (repeatable; adds to
@@ -128,13 +129,13 @@ impl GatewayArgs {
 }
 
 fn gateway(mut options: Options, open: bool) -> ExitCode {
-    if open {
-        // Starting a browser would be a program outside the process door's two.
-        eprintln!(
-            "gitward gateway: --open is not available in this build; open the login link \
-             printed on stdout"
-        );
-    }
+    let opener = open.then(|| {
+        let env = crate::config::Env::read();
+        opener::resolve(
+            env.os(vars::BROWSER),
+            Some(&options.config.user.search_path),
+        )
+    });
     if options.config.allowed_roots.is_empty() {
         eprintln!("gitward gateway: no allowed roots set; any repository may be proposed");
     }
@@ -154,6 +155,14 @@ fn gateway(mut options: Options, open: bool) -> ExitCode {
             let _ = writeln!(out, "{}", started.line);
             let _ = out.flush();
         }
+        if let Some(opener) = opener {
+            let login = started.line["login"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            // Beside serving: the page must answer while the browser comes up.
+            tokio::spawn(open_login(opener, login));
+        }
         run::serve(started, signalled()).await;
         ExitCode::SUCCESS
     });
@@ -162,6 +171,25 @@ fn gateway(mut options: Options, open: bool) -> ExitCode {
         writer.finish();
     }
     code
+}
+
+/// Hands the login link to the browser; a failure is a warning, never a failed start.
+async fn open_login(opener: Result<PathBuf, String>, login: String) {
+    let warn = |why: &dyn std::fmt::Display| {
+        eprintln!(
+            "gitward gateway: could not open the browser ({why}); open the login link \
+             printed on stdout"
+        );
+    };
+    let program = match opener {
+        Ok(program) => program,
+        Err(why) => return warn(&why),
+    };
+    match opener::open(&program, &login, opener::TIMEOUT).await {
+        Ok(Some(0) | None) => {}
+        Ok(Some(code)) => warn(&format!("{} exited with {code}", program.display())),
+        Err(e) => warn(&e),
+    }
 }
 
 /// Resolves at SIGTERM or SIGINT.

@@ -43,6 +43,47 @@ impl PendingArgs {
     }
 }
 
+/// `text` with control characters shown escaped: what an agent wrote (a reason, a path)
+/// must not drive the person's terminal.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The other agents working in the repository, one line each.
+fn other_agents(card: &Value, lines: &mut Vec<String>) {
+    let Some(agents) = card["otherAgents"]["agents"].as_array() else {
+        return;
+    };
+    for a in agents {
+        let mut line = format!(
+            "other agent {} ({})",
+            a["agent"].as_str().unwrap_or("?"),
+            a["state"].as_str().unwrap_or("?")
+        );
+        if let Some(branch) = a["branch"].as_str() {
+            line.push_str(&format!(" on {branch}"));
+        }
+        let overlap: Vec<&str> = a["overlappingPaths"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !overlap.is_empty() {
+            line.push_str(&format!(", also touching {}", overlap.join(", ")));
+        }
+        lines.push(line);
+    }
+}
+
 /// The card as a few lines of text, for `approve`.
 pub fn describe(card: &Value) -> String {
     let text = |k: &str| card[k].as_str().unwrap_or("-").to_owned();
@@ -74,5 +115,41 @@ pub fn describe(card: &Value) -> String {
             ));
         }
     }
-    lines.join("\n")
+    other_agents(card, &mut lines);
+    lines
+        .iter()
+        .map(|l| printable(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_terminal_card_names_other_agents_and_never_passes_control_characters() {
+        let card = json!({
+            "previewId": "p", "operationType": "commit", "risk": "low",
+            "reason": "fine\u{1b}[2J\u{1b}]0;title\u{7}",
+            "otherAgents": {"agents": [
+                {"agent": "claude-code", "state": "working", "branch": "feat",
+                 "overlappingPaths": ["src/lib.rs"]},
+                {"agent": "cursor", "state": "open", "branch": null, "overlappingPaths": []},
+            ]},
+        });
+        let text = describe(&card);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(text.contains(r"fine\u{1b}[2J"), "{text}");
+        assert!(
+            text.contains("other agent claude-code (working) on feat, also touching src/lib.rs"),
+            "{text}"
+        );
+        assert!(text.ends_with("other agent cursor (open)"), "{text}");
+    }
 }

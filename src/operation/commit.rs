@@ -101,6 +101,13 @@ impl Operation for Commit {
         CommitFields::from_fields(fields).map(|_| ())
     }
 
+    fn touched_paths(&self, fields: &Fields) -> Vec<String> {
+        CommitFields::from_fields(fields)
+            .ok()
+            .and_then(|f| f.paths)
+            .unwrap_or_default()
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = CommitFields::from_fields(fields)?;
         let pins = read_pins(ctx, &f).await?;

@@ -170,6 +170,11 @@ pub trait Operation: Send + Sync {
     fn needs_confirmation(&self, _fields: &Fields) -> bool {
         false
     }
+    /// The repository-relative paths the operation names (commit `paths`, …), so the card
+    /// and the hint can show which other agent touched them too; empty when it names none.
+    fn touched_paths(&self, _fields: &Fields) -> Vec<String> {
+        Vec::new()
+    }
     /// Reads the preconditions at proposal time (validates first).
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError>;
     /// The card's preview, computed by real git against the pinned state.

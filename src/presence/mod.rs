@@ -3,6 +3,7 @@
 //! working in a repository from local sources only ([`detect`]).
 
 pub mod detect;
+pub mod overlap;
 pub mod own;
 
 mod editors;

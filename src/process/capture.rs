@@ -71,6 +71,9 @@ async fn run_within<S: Sink>(
                 "the OpenSpec CLI was not located".into(),
             ));
         }
+        (None, Program::Opener) => {
+            return Err(RunError::NotFound("no URL opener was located".into()));
+        }
     };
     // Queued, not started, while the machine already runs its share of children; the
     // deadline starts with the child, so a wait in the queue never times a call out.

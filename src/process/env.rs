@@ -105,6 +105,19 @@ pub fn child_env() -> &'static [(OsString, OsString)] {
     })
 }
 
+/// The environment for a URL opener: the user's own, including locale and display, minus
+/// only what would redirect a git it might start. The variables forced on git children
+/// (`LC_ALL=C`, …) would change how the person's browser looks, so none is set.
+pub fn opener_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(name, _)| {
+            name.to_str().is_none_or(|name| {
+                !STRIPPED.contains(&name) && !STRIPPED_PREFIXES.iter().any(|p| name.starts_with(p))
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

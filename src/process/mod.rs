@@ -11,6 +11,7 @@ mod capture;
 pub mod env;
 mod error;
 pub mod limit;
+pub mod opener;
 pub mod program;
 mod settings;
 

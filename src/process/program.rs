@@ -10,6 +10,9 @@ use super::RunError;
 pub enum Program {
     Git,
     OpenSpec,
+    /// The desktop's URL opener (`xdg-open`, or the user's `$BROWSER`), for
+    /// `gitward gateway --open`; always run by the absolute path [`super::opener`] found.
+    Opener,
 }
 
 impl Program {
@@ -17,6 +20,7 @@ impl Program {
         match self {
             Program::Git => "git",
             Program::OpenSpec => "openspec",
+            Program::Opener => "the URL opener",
         }
     }
 }

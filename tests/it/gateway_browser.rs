@@ -274,8 +274,37 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
         );
         screenshot(&client, "commit-history").await;
         let link = format!("{hist} [data-action='show-restore-point'][data-rp='{rp}']");
-        find(&client, &link).await.click().await.unwrap();
-        restore_row(&client, &rp).await;
+        find(&client, &link).await;
+
+        // Undo from the card, after more work: the page shows what changed since and
+        // restores only once that is confirmed.
+        std::fs::write(repo.join("later.txt"), "written after the commit\n").unwrap();
+        for action in ["restore", "restore-now"] {
+            find(&client, &format!("{hist} button[data-action='{action}']"))
+                .await
+                .click()
+                .await
+                .unwrap();
+        }
+        let files = find(&client, &format!("{hist} [data-role='moved-files']")).await;
+        assert_eq!(
+            files.text().await.unwrap().trim(),
+            "later.txt — new, untracked"
+        );
+        let go = find(
+            &client,
+            &format!("{hist} button[data-action='restore-confirm']"),
+        )
+        .await;
+        assert!(!go.is_enabled().await.unwrap(), "needs the checkbox first");
+        find(&client, &format!("{hist} [data-role='confirm-moved']"))
+            .await
+            .click()
+            .await
+            .unwrap();
+        screenshot(&client, "commit-restore-moved-on").await;
+        go.click().await.unwrap();
+        visible(&client, &format!("{hist} [data-role='restore-result']")).await;
         screenshot(&client, "commit-restored").await;
         assert_same_state(&repo_state(&fx, &repo), &before);
     });

@@ -104,7 +104,11 @@ fn restore_puts_the_repository_back_and_can_itself_be_undone() {
     assert_eq!(moved[0]["what"], "changes notes.txt", "{moved}");
     assert_eq!(moved.as_array().map(Vec::len), Some(1), "{moved}");
     let (ok, _, err) = cli(&fixture, &["restore", &rp]);
-    assert!(!ok && err.contains("moved: changes notes.txt"), "{err}");
+    assert!(
+        !ok && err.contains("  file  notes.txt  new, untracked"),
+        "{err}"
+    );
+    assert!(err.contains("--confirm-moved"), "{err}");
     assert_ne!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
     std::fs::remove_file(repo.join("notes.txt")).unwrap();
 
@@ -121,4 +125,84 @@ fn restore_puts_the_repository_back_and_can_itself_be_undone() {
 
     let (ok, _, err) = cli(&fixture, &["restore", "rp_missing"]);
     assert!(!ok, "{err}");
+}
+
+#[test]
+fn a_restore_after_the_repository_moved_on_shows_what_changed_and_needs_that_confirmed() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    let before = fixture.git(&repo, &["rev-parse", "HEAD"]);
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    session.post(
+        &format!("/api/proposals/{id}/approve"),
+        &json!({"confirmDestructive": false}),
+    );
+    let record = wait_for_end(&gw, &id);
+    let rp = record["result"]["restorePointId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let written = fixture.git(&repo, &["rev-parse", "HEAD"]);
+
+    // Work after the write: a commit on the branch, and a new file.
+    let later = fixture.commit(&repo, "b.txt", "b\n", "later");
+    std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
+    let path = format!("/api/restore-points/{rp}/restore");
+    let answer = session.post(&path, &json!({"confirmMoved": false}));
+    assert_eq!(answer.status, 409, "{}", answer.body);
+    let details = answer.json()["error"]["details"].clone();
+    let changed = &details["changedSince"];
+    assert_eq!(
+        changed["refs"],
+        json!([
+            {"ref": "HEAD", "before": written, "now": later},
+            {"ref": "refs/heads/main", "before": written, "now": later},
+        ]),
+        "{changed}"
+    );
+    assert_eq!(
+        changed["files"],
+        json!([{"path": "notes.txt", "change": "new, untracked"}]),
+        "{changed}"
+    );
+    assert_eq!(
+        changed["index"], true,
+        "the commit moved the index: {changed}"
+    );
+
+    // Confirming what was shown, after the repository moved on again: refused anew.
+    std::fs::write(repo.join("notes.txt"), "mine, edited\n").unwrap();
+    let stale = json!({"confirmMoved": true, "moved": details["moved"]});
+    let answer = session.post(&path, &stale);
+    assert_eq!(answer.status, 409, "{}", answer.body);
+    let details = answer.json()["error"]["details"].clone();
+    assert_eq!(
+        fixture.git(&repo, &["rev-parse", "HEAD"]),
+        later,
+        "untouched"
+    );
+
+    // Confirming what is now: restored, and the answer says what it undid.
+    let answer = session.post(
+        &path,
+        &json!({"confirmMoved": true, "moved": details["moved"]}),
+    );
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let done = answer.json();
+    assert_eq!(done["changedSince"], details["changedSince"]);
+    assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
+    assert!(!repo.join("notes.txt").exists());
+    assert_eq!(fixture.git(&repo, &["status", "--porcelain"]), " M a.txt");
+
+    // The undo of the undo brings the later work back, notes included.
+    let undo = done["restorePointId"].as_str().unwrap().to_owned();
+    let (ok, out, err) = cli(&fixture, &["restore", &undo]);
+    assert!(ok, "{out} {err}");
+    assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), later);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "mine, edited\n"
+    );
 }

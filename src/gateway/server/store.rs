@@ -19,6 +19,7 @@
 //! without leaving a trace to audit.
 
 mod file;
+mod others;
 mod pins;
 mod preview;
 mod proposals;

@@ -225,18 +225,6 @@ pub fn scoped_key(kind: &str, client_key: Option<&str>) -> String {
     }
 }
 
-/// The proposal's repository-relative paths, when its fields name them.
-fn proposal_paths(fields: &Map<String, Value>) -> Option<Vec<String>> {
-    let paths = fields.get("paths")?.as_array()?;
-    Some(
-        paths
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-    )
-}
-
 async fn call(
     op: &'static dyn Operation,
     name: &'static str,
@@ -264,7 +252,7 @@ async fn call(
         Arc::clone(&ctx.config),
         Arc::clone(&repo),
         ctx.client.name.clone(),
-        proposal_paths(&proposal.fields),
+        op.touched_paths(&proposal.fields),
     )));
     let accepted = client.propose(&proposal, &ctx.cancel).await?;
     let (status, data, status_read_error) =

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::super::app::{ApiError, App};
+use super::super::human::others;
 use super::super::policy::{Decision, Request};
 use super::super::store::Inserted;
 use super::{read_json, scope};
@@ -61,6 +62,18 @@ pub async fn preview(
     let (status, record) = match inserted {
         Inserted::New(record) => {
             let id = record.preview_id.clone();
+            // Both run after this answer; neither can delay or change it.
+            let paths = super::preview::operation_of(&kind)
+                .map(|op| op.touched_paths(&proposal.fields))
+                .unwrap_or_default();
+            let agent = proposal.agent_id.clone();
+            others::spawn(
+                Arc::clone(&app),
+                id.clone(),
+                Arc::clone(&repo),
+                agent,
+                paths,
+            );
             super::preview::spawn(Arc::clone(&app), id, repo, kind, proposal.fields, pins);
             (StatusCode::ACCEPTED, record)
         }

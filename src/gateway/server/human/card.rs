@@ -126,21 +126,24 @@ pub async fn load(
         return Err(ApiError::not_found());
     }
     let owned = id.to_owned();
-    let (stored, data, expired) = app
+    let (stored, data, others, expired) = app
         .store
         .run(move |s| {
             let before = s.proposal(&owned)?.record.status;
             s.get(&owned, jiff::Timestamp::now())?;
             let stored = s.proposal(&owned)?;
             let data = s.card_data(&owned)?;
+            let others = s.other_agents(&owned)?;
             let expired = before != Status::Expired && stored_is_expired(&stored);
-            Ok((stored, data, expired))
+            Ok((stored, data, others, expired))
         })
         .await?;
     if expired {
         app.changed.notify_one();
     }
-    Ok(Card::new(stored, data, app.auth.confirmation_code(id)))
+    let mut card = Card::new(stored, data, app.auth.confirmation_code(id));
+    card.other_agents = others;
+    Ok(card)
 }
 
 fn stored_is_expired(stored: &StoredProposal) -> bool {

@@ -9,6 +9,8 @@
 mod assets;
 pub mod card;
 mod execute;
+pub mod moved;
+pub mod others;
 mod proposals;
 pub mod restore;
 mod session;

@@ -58,16 +58,19 @@ pub async fn list(
             for StatusRecord { preview_id, .. } in records {
                 let stored = s.proposal(&preview_id)?;
                 let data = s.card_data(&preview_id)?;
-                rows.push((stored, data));
+                let others = s.other_agents(&preview_id)?;
+                rows.push((stored, data, others));
             }
             Ok(rows)
         })
         .await?;
     let cards: Vec<Card> = rows
         .into_iter()
-        .map(|(stored, data)| {
+        .map(|(stored, data, others)| {
             let code = app.auth.confirmation_code(&stored.record.preview_id);
-            Card::new(stored, data, code)
+            let mut card = Card::new(stored, data, code);
+            card.other_agents = others;
+            card
         })
         .collect();
     Ok(axum::Json(json!({"cards": cards})).into_response())

@@ -12,10 +12,13 @@ use super::super::app::{ApiError, App};
 use super::super::audit;
 use super::super::auth;
 use super::super::handshake::{RestoreQuery, query_repo, read_json};
-use super::super::restore::{RestoreError, view};
+use super::super::restore::{RestoreError, moved_since, view};
+use super::super::store::RestorePoint;
 use super::super::store::is_restore_point_id;
+use super::moved::changed_since;
 use crate::audit::writer::Durability;
 use crate::gateway::api::ErrorCode;
+use crate::operation::Moved;
 
 /// `GET /api/restore-points?repoPath=&limit=`.
 pub async fn list(
@@ -58,6 +61,9 @@ pub async fn restore(
         .await?
         .ok_or_else(ApiError::not_found)?;
     let cancel = crate::process::CancellationToken::new();
+    if confirm && let Some(shown) = value.get("moved") {
+        confirmed_what_is(&app, &point, shown, &cancel).await?;
+    }
     let restored = app.executor.restore(&id, confirm, &cancel).await;
     let channel = caller.channel();
     let outcome = match &restored {
@@ -82,13 +88,47 @@ pub async fn restore(
         }
     }
     match restored {
-        Ok(restored) => Ok(axum::Json(restored.to_json()).into_response()),
+        Err(RestoreError::Moved { moved }) => Err(moved_on(&moved)),
+        Ok(restored) => {
+            let mut body = restored.to_json();
+            body["changedSince"] = json!(changed_since(&restored.moved));
+            Ok(axum::Json(body).into_response())
+        }
         Err(RestoreError::NotFound(_)) => Err(ApiError::not_found()),
-        Err(RestoreError::Moved { moved }) => Err(ApiError::new(
-            ErrorCode::Conflict,
-            "the repository moved on since this restore point; confirm to restore anyway",
-        )
-        .with_details(json!({"moved": moved}))),
         Err(e) => Err(ApiError::internal(e.to_string())),
+    }
+}
+
+/// The 409 for a repository that moved on: what moved, and the same as a person reads it.
+fn moved_on(moved: &[Moved]) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        "the repository moved on since this restore point; confirm to restore anyway",
+    )
+    .with_details(json!({"moved": moved, "changedSince": changed_since(moved)}))
+}
+
+/// A confirmation names the changes the person was shown (`moved`); when the repository
+/// has moved on again since, the restore is refused with the new list, so a confirmation
+/// never covers changes nobody saw.
+async fn confirmed_what_is(
+    app: &App,
+    point: &RestorePoint,
+    shown: &Value,
+    cancel: &crate::process::CancellationToken,
+) -> Result<(), ApiError> {
+    let shown: Vec<Moved> = serde_json::from_value(shown.clone())
+        .map_err(|e| ApiError::invalid("moved", e.to_string()))?;
+    let repo = crate::git::repo::open(&app.config, "repoPath", &point.repo_path, cancel)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let git = crate::git::Git::new(&repo, cancel);
+    let now = moved_since(&git, &repo, point)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    if now == shown {
+        Ok(())
+    } else {
+        Err(moved_on(&now))
     }
 }

@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The first schema.
 ///
@@ -95,6 +95,12 @@ CREATE TABLE audit_cursor (
     id  INTEGER PRIMARY KEY NOT NULL CHECK (id = 1),
     seq INTEGER NOT NULL
 ) STRICT;
+";
+
+/// The other agents found in a proposal's repository when it arrived (`otherAgents` on
+/// its card), detected after the proposal was answered.
+const V4: &str = "
+ALTER TABLE proposals ADD COLUMN others_json TEXT;
 ";
 
 /// The schema version this build writes.

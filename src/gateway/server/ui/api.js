@@ -87,5 +87,6 @@ export function restorePoints(repoPath, limit) {
   return call('GET', `/api/restore-points?${q}`).then((d) => d.restorePoints || []);
 }
 
-export const restore = (id, confirmMoved) =>
-  call('POST', `/api/restore-points/${enc(id)}/restore`, { confirmMoved });
+/** `moved`: what moved as the person was shown it, when confirming a restore after it. */
+export const restore = (id, confirmMoved, moved) =>
+  call('POST', `/api/restore-points/${enc(id)}/restore`, moved ? { confirmMoved, moved } : { confirmMoved });

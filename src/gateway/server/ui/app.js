@@ -42,6 +42,7 @@ const actions = {
       toast(e.message, 'error');
     }
   },
+  toast,
   showRestorePoint(repoPath, id) {
     restoreView.focus(repoPath, id);
     show('restore');

@@ -2,6 +2,7 @@
 
 import { h, basename, shortOid, timeLeft, timeEl } from './dom.js';
 import { renderPreview } from './preview.js';
+import { restoreControls } from './restore.js';
 
 const OPERATION_NAMES = {
   commit: 'Commit', branch: 'Create branch', worktree: 'Add worktree', merge: 'Merge',
@@ -198,7 +199,15 @@ export function historyCard(card, old, actions, now) {
     reason(card),
     who(card, now),
     outcome(card, actions),
-    preview);
+    preview,
+    undo(card, actions));
+}
+
+/** Every completed operation offers its undo: back to the restore point taken before it. */
+function undo(card, actions) {
+  const rp = card.result && card.result.restorePointId;
+  if (!rp || !['completed', 'failed'].includes(card.status)) return null;
+  return restoreControls({ id: rp, repoPath: card.repoPath, restorable: true, toast: actions.toast });
 }
 
 const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'commitSha', 'message']);

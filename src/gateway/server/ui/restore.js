@@ -1,6 +1,6 @@
 // Restore points: what each one captured, and the way back to it. Restoring is itself
 // guarded: the gateway refuses when the repository moved on since, and the page then
-// shows what moved and asks once more.
+// shows what changed since and asks once more.
 
 import * as api from './api.js';
 import { h, basename, shortOid, timeEl } from './dom.js';
@@ -59,13 +59,6 @@ export class RestoreView {
   row(rp, now) {
     const captured = rp.captured || {};
     const skipped = Array.isArray(rp.skipped) ? rp.skipped : [];
-    const result = h('p', { class: 'rp-result', data: { role: 'restore-result' }, hidden: true });
-    const panel = h('div', { class: 'rp-confirm', hidden: true });
-    const button = h('button', {
-      type: 'button', class: 'primary', data: { action: 'restore' }, disabled: rp.restorable === false,
-      title: rp.restorable === false ? 'This restore point can no longer be restored' : 'Put the repository back to this point',
-    }, 'Restore…');
-    button.addEventListener('click', () => this.ask(rp, panel, button, result));
     this.addRepo(rp.repoPath);
     return h('article', { class: 'rp', data: { id: rp.id } },
       h('header', { class: 'card-head' },
@@ -87,28 +80,30 @@ export class RestoreView {
         skipped.length ? h('span', { class: 'chip warn', text: `${skipped.length} skipped` }) : null),
       skipped.length ? h('details', { class: 'skipped' }, h('summary', null, 'Not captured'),
         h('ul', null, skipped.map((s) => h('li', null, h('code', { text: String(s.path) }), ` — ${s.reason}`)))) : null,
-      h('footer', { class: 'actions' }, panel, result, h('div', { class: 'buttons' }, button)));
+      restoreControls({ id: rp.id, repoPath: rp.repoPath, restorable: rp.restorable !== false, toast: this.toast }));
   }
+}
 
-  ask(rp, panel, button, result) {
-    button.hidden = true;
-    panel.hidden = false;
-    panel.replaceChildren(
-      h('p', null, 'Put ', h('strong', { text: basename(rp.repoPath) }),
-        ' back to how it was before this operation? Its current state is saved as a new restore point first, so this can be undone too.'),
-      h('div', { class: 'buttons' },
-        h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: () => close() } }, 'Keep as is'),
-        h('button', { type: 'button', class: 'primary', data: { action: 'restore-now' }, on: { click: () => this.run(rp, false, panel, result, close) } }, 'Restore now')));
-    const close = () => {
-      panel.hidden = true;
-      button.hidden = false;
-    };
-  }
-
-  async run(rp, confirmMoved, panel, result, close) {
+/**
+ * A Restore button and its guarded flow: ask once; when the gateway answers that the
+ * repository moved on since, show what changed since (refs, files) and ask again with
+ * those very changes, so a confirmation never covers changes the person did not see.
+ */
+export function restoreControls({ id, repoPath, restorable, toast }) {
+  const result = h('p', { class: 'rp-result', data: { role: 'restore-result' }, hidden: true });
+  const panel = h('div', { class: 'rp-confirm', hidden: true });
+  const button = h('button', {
+    type: 'button', class: 'primary', data: { action: 'restore', rp: id }, disabled: !restorable,
+    title: restorable ? 'Put the repository back to how it was before this operation' : 'This restore point can no longer be restored',
+  }, 'Restore…');
+  const close = () => {
+    panel.hidden = true;
+    button.hidden = false;
+  };
+  const run = async (confirmMoved, shown) => {
     for (const b of panel.querySelectorAll('button')) b.disabled = true;
     try {
-      const done = await api.restore(rp.id, confirmMoved);
+      const done = await api.restore(id, confirmMoved, shown);
       panel.hidden = true;
       result.hidden = false;
       const kept = Array.isArray(done.keptRefs) ? done.keptRefs : [];
@@ -117,27 +112,57 @@ export class RestoreView {
         kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
           ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
           ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : null);
-      this.toast(`Restored ${basename(rp.repoPath)} to ${rp.id}`, 'ok');
+      toast(`Restored ${basename(repoPath)} to ${id}`, 'ok');
     } catch (e) {
-      const moved = e.status === 409 && e.details && Array.isArray(e.details.moved) ? e.details.moved : null;
-      if (moved && !confirmMoved) {
-        this.movedOn(rp, moved, panel, result, close);
+      const details = e.status === 409 && e.details ? e.details : null;
+      if (details && Array.isArray(details.moved)) {
+        movedOn(details);
         return;
       }
-      this.toast(e.message, 'error');
+      toast(e.message, 'error');
       close();
     }
-  }
-
-  movedOn(rp, moved, panel, result, close) {
+  };
+  const movedOn = (details) => {
+    const confirm = h('input', { type: 'checkbox', data: { role: 'confirm-moved' } });
+    const go = h('button', {
+      type: 'button', class: 'danger', data: { action: 'restore-confirm' }, disabled: true,
+      on: { click: () => run(true, details.moved) },
+    }, 'Restore anyway');
+    confirm.addEventListener('change', () => { go.disabled = !confirm.checked; });
     panel.replaceChildren(
-      h('p', { class: 'warn-text' }, h('strong', null, 'The repository moved on since this restore point.'),
+      h('p', { class: 'warn-text' }, h('strong', null, 'The repository moved on since this operation.'),
         ' Restoring also undoes these later changes (they stay reachable through the new restore point):'),
-      h('ul', { class: 'moved', data: { role: 'moved' } }, moved.map((m) => h('li', null, describeMove(m)))),
+      changedSince(details.changedSince, details.moved),
+      h('label', { class: 'confirm' }, confirm, 'Undo these later changes too.'),
       h('div', { class: 'buttons' },
         h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: close } }, 'Keep as is'),
-        h('button', { type: 'button', class: 'danger', data: { action: 'restore-confirm' }, on: { click: () => this.run(rp, true, panel, result, close) } }, 'Restore anyway')));
-  }
+        go));
+  };
+  button.addEventListener('click', () => {
+    button.hidden = true;
+    panel.hidden = false;
+    panel.replaceChildren(
+      h('p', null, 'Put ', h('strong', { text: basename(repoPath) }),
+        ' back to how it was before this operation? Its current state is saved as a new restore point first, so this can be undone too.'),
+      h('div', { class: 'buttons' },
+        h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: close } }, 'Keep as is'),
+        h('button', { type: 'button', class: 'primary', data: { action: 'restore-now' }, on: { click: () => run(false) } }, 'Restore now')));
+  });
+  return h('footer', { class: 'actions' }, panel, result, h('div', { class: 'buttons' }, button));
+}
+
+/** What changed since, grouped: refs (before → now), files (what happened), the index. */
+function changedSince(changed, moved) {
+  if (!changed) return h('ul', { class: 'moved', data: { role: 'moved' } }, moved.map((m) => h('li', null, describeMove(m))));
+  const refs = Array.isArray(changed.refs) ? changed.refs : [];
+  const files = Array.isArray(changed.files) ? changed.files : [];
+  return h('div', { class: 'moved', data: { role: 'moved' } },
+    refs.length ? [h('h4', null, 'Refs'), h('ul', { data: { role: 'moved-refs' } }, refs.map((r) => h('li', null,
+      h('code', { text: String(r.ref) }), ` ${shortish(r.before)} → ${shortish(r.now)}`)))] : null,
+    files.length ? [h('h4', null, 'Files'), h('ul', { data: { role: 'moved-files' } }, files.map((f) => h('li', null,
+      h('code', { text: String(f.path) }), ` — ${f.change}`)))] : null,
+    changed.index ? h('p', { data: { role: 'moved-index' } }, 'The staging area changed too.') : null);
 }
 
 function describeMove(m) {
