@@ -8,6 +8,10 @@
 //!       ─ tools (typed output → structuredContent + text) ─ transport ─ stdout
 //! ```
 //!
+//! `transport` has two front ends over one dispatch: stdio, and Streamable HTTP on a
+//! loopback port (`transport::http`), where a workspace capability in the URL decides
+//! which workspace the spec tools see.
+//!
 //! Each arrow is a module boundary: nothing below `tools` knows a JSON-RPC code, and
 //! nothing in `git`, `parse` or `process` knows MCP (`tests/it/architecture.rs` checks).
 //! Side paths: every call is reported to [`observe`], where `audit` and `presence` see

@@ -6,6 +6,7 @@
 
 mod approve;
 mod call;
+mod capability;
 mod gateway;
 mod human;
 mod keygen;
@@ -56,6 +57,7 @@ enum Command {
     Approve(approve::ApproveArgs),
     Reject(reject::RejectArgs),
     Restore(restore::RestoreArgs),
+    Capability(capability::CapabilityArgs),
 }
 
 /// Parses `args` (without the program name) and runs the verb.
@@ -70,7 +72,12 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         }
     };
     match cli.command {
-        None => serve::ServeArgs { options: cli.serve }.run(),
+        None => serve::ServeArgs {
+            options: cli.serve,
+            http: None,
+            require_capability: false,
+        }
+        .run(),
         Some(Command::Serve(args)) => args.run(),
         Some(Command::Call(args)) => args.run(),
         Some(Command::Tools(args)) => args.run(),
@@ -81,6 +88,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::Approve(args)) => args.run(),
         Some(Command::Reject(args)) => args.run(),
         Some(Command::Restore(args)) => args.run(),
+        Some(Command::Capability(args)) => args.run(),
     }
 }
 

@@ -52,6 +52,16 @@ impl SharedOptions {
         Ok(config)
     }
 
+    /// Whether spec tools may be served at all: not under `FYLLO_DISABLE_BUNDLED_MCP=1`,
+    /// nor when `--toolsets` leaves them out.
+    pub fn specs_allowed(&self, config: &Config) -> bool {
+        !config.specs_disabled
+            && self
+                .toolsets
+                .as_ref()
+                .is_none_or(|Toolsets(sets)| sets.contains(&Toolset::Specs))
+    }
+
     /// The spec tools' workspace: `--workspace FILE`, else `FYLLO_WORKSPACE_JSON`, else the
     /// allowed roots. A descriptor that is present but invalid stops the server; the
     /// current directory is never used.

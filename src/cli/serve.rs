@@ -1,4 +1,5 @@
-//! `gitward serve`: MCP over stdio until stdin closes or a signal arrives.
+//! `gitward serve`: MCP over stdio until stdin closes or a signal arrives, or with
+//! `--http ADDR` over Streamable HTTP on a loopback address until a signal arrives.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,25 +11,55 @@ use super::startup::{runtime, start_audit};
 use crate::audit;
 use crate::config::Config;
 use crate::process::CancellationToken;
-use crate::transport::Server;
+use crate::transport::{Server, http};
 
-/// Serve MCP over stdio (the default when no command is given).
+/// Serve MCP over stdio (the default when no command is given), or over HTTP.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub options: SharedOptions,
+    /// Serve Streamable HTTP on this loopback address (127.0.0.1:PORT, [::1]:PORT or
+    /// localhost:PORT; port 0 picks one) instead of stdio. The endpoint is printed on stdout.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// With --http: refuse requests without a workspace capability (401) instead of
+    /// serving them the git tools.
+    #[arg(long, requires = "http")]
+    pub require_capability: bool,
 }
 
 impl ServeArgs {
     pub fn run(self) -> ExitCode {
-        match self.options.config() {
-            Ok(config) => serve(Arc::new(config)),
-            Err(why) => super::usage_error("serve", &why),
-        }
+        let config = match self.options.config() {
+            Ok(config) => config,
+            Err(why) => return super::usage_error("serve", &why),
+        };
+        let transport = match &self.http {
+            None => Transport::Stdio,
+            Some(addr) => match crate::gateway::server::run::parse_listen(addr) {
+                Ok(addr) => Transport::Http {
+                    addr,
+                    options: http::Options {
+                        require_capability: self.require_capability,
+                        specs: self.options.specs_allowed(&config),
+                    },
+                },
+                Err(why) => return super::usage_error("serve", &format!("--http: {why}")),
+            },
+        };
+        serve(Arc::new(config), transport)
     }
 }
 
-fn serve(config: Arc<Config>) -> ExitCode {
+enum Transport {
+    Stdio,
+    Http {
+        addr: std::net::SocketAddr,
+        options: http::Options,
+    },
+}
+
+fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
     if config.allowed_roots.is_empty() {
         eprintln!("gitward: no allowed roots set; any absolute repository path is served");
     }
@@ -70,10 +101,26 @@ fn serve(config: Arc<Config>) -> ExitCode {
             }
             signals.cancel();
         });
-        let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-        Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
+        match transport {
+            Transport::Stdio => {
+                let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
+                Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
+            }
+            Transport::Http { addr, options } => {
+                let listener = tokio::net::TcpListener::bind(addr).await?;
+                let local = listener.local_addr()?;
+                {
+                    use std::io::Write;
+                    let line = serde_json::json!({ "http": http::url(local, None) });
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+                http::serve(config, observers, listener, options, shutdown).await
+            }
+        }
     });
-    // Stdin closed, SIGTERM and SIGINT all end `serve`: the record goes with us.
+    // Stdin closed (stdio), SIGTERM and SIGINT all end `serve`: the record goes with us.
     if let Some(presence) = presence {
         presence.finish();
     }

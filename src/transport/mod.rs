@@ -1,7 +1,10 @@
-//! MCP over stdio: framing, JSON-RPC, protocol eras and the serving loop.
+//! MCP transports (stdio, Streamable HTTP) over one dispatch: framing, JSON-RPC,
+//! protocol eras and the serving loops.
 
+pub mod dispatch;
 pub mod framing;
 mod guard;
+pub mod http;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod protocol;

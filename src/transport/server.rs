@@ -3,97 +3,27 @@
 //! Each request runs in its own task with its own cancellation token, so a slow git call
 //! never delays a `ping`, and `notifications/cancelled` kills the git process of the
 //! request it names, which then gets no response. One writer task owns stdout; nothing
-//! else writes to it.
+//! else writes to it. What a request means is decided by the shared [`Handler`].
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+use super::dispatch::Handler;
 use super::framing::{Frame, FrameReader};
 use super::guard;
-use super::instructions::instructions;
-use super::jsonrpc::{self, Id, Incoming};
-use super::protocol::{self, Version, meta};
+use super::jsonrpc::{self, Incoming};
 use crate::config::Config;
-use crate::error::{ToolError, code};
-use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
+use crate::error::code;
+use crate::observe::CallObserver;
 use crate::process::CancellationToken;
-use crate::tools::{self, CallCtx};
 
-/// The outcome of running one tool.
-pub struct CallOutcome {
-    pub text: String,
-    pub structured: Value,
-    pub is_error: bool,
-    pub error_code: Option<i64>,
-}
+pub use super::dispatch::{CallOutcome, run_tool, settle, unknown_tool};
 
-/// Runs a tool by name outside any protocol framing (the `call` verb uses this too).
-/// `None` when no served tool has that name.
-///
-/// The tool runs as a task of its own, so a panic in it ends that call alone, as an
-/// internal error (-32603) that is answered and audited like any other outcome.
-pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutcome> {
-    let tool = tools::find(&ctx.config, name)?;
-    let task = guard::AbortOnDrop(tokio::spawn(async move {
-        guard::debug_panic::maybe_panic(&ctx.config, tool.name);
-        tool.call_rendered(ctx, args).await
-    }));
-    Some(match task.await {
-        Ok(Ok((structured, text))) => CallOutcome {
-            text,
-            structured,
-            is_error: false,
-            error_code: None,
-        },
-        Ok(Err(err)) => error_outcome(tool, &err),
-        Err(join) => {
-            let why = if join.is_panic() {
-                "the tool failed unexpectedly (a bug in gitward; details are on its stderr)"
-            } else {
-                "the tool was stopped"
-            };
-            error_outcome(tool, &ToolError::internal(why))
-        }
-    })
-}
-
-fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
-    let structured = tool.error_payload(err);
-    CallOutcome {
-        text: structured.to_string(),
-        structured,
-        is_error: true,
-        error_code: Some(err.code),
-    }
-}
-
-#[derive(Default)]
-struct Session {
-    /// Set by `initialize` (legacy era only).
-    version: Option<Version>,
-    client: ClientInfo,
-}
-
-pub struct Server {
-    config: Arc<Config>,
-    session: Mutex<Session>,
-    inflight: Mutex<HashMap<String, CancellationToken>>,
-    observers: Vec<Arc<dyn CallObserver>>,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    shutdown: CancellationToken,
-}
-
-/// Which era and version a request is served in, and who the client says it is.
-struct Era {
-    version: Version,
-    client: ClientInfo,
-}
+pub struct Server;
 
 impl Server {
     /// Serves until `input` ends (then in-flight requests finish) or `shutdown` fires.
@@ -110,14 +40,10 @@ impl Server {
     {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(write_lines(rx, output));
-        let server = Arc::new(Server {
-            config,
-            session: Mutex::new(Session::default()),
-            inflight: Mutex::new(HashMap::new()),
-            observers,
-            out: tx,
-            shutdown: shutdown.clone(),
-        });
+        let send = move |message: &Value| {
+            let _ = tx.send(message.to_string().into_bytes());
+        };
+        let handler = Arc::new(Handler::new(config, observers.into(), shutdown.clone()));
         let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
         let inflight = guard::Inflight::new();
@@ -130,32 +56,26 @@ impl Server {
             while tasks.try_join_next().is_some() {}
             match frame {
                 Frame::Eof => break,
-                Frame::TooLarge => server.send(&jsonrpc::error(
+                Frame::TooLarge => send(&jsonrpc::error(
                     Value::Null,
                     code::INVALID_REQUEST,
                     "Invalid request",
-                    Some(json!({ "details": format!("frame exceeds {} bytes", super::framing::MAX_FRAME) })),
+                    Some(
+                        json!({ "details": format!("frame exceeds {} bytes", super::framing::MAX_FRAME) }),
+                    ),
                 )),
-                Frame::BadHeader(why) => server.send(&jsonrpc::error(
+                Frame::BadHeader(why) => send(&jsonrpc::error(
                     Value::Null,
                     code::PARSE_ERROR,
                     "Parse error",
                     Some(json!({ "details": why })),
                 )),
                 Frame::Message(bytes) => match jsonrpc::classify(&bytes) {
-                    Incoming::Invalid(reply) => server.send(&reply),
-                    Incoming::Notification { method, params } => server.notify(&method, &params),
+                    Incoming::Invalid(reply) => send(&reply),
+                    Incoming::Notification { method, params } => handler.notify(&method, &params),
                     Incoming::Request { id, method, params } => {
-                        // Answered inline: a ping must never queue behind work, and
-                        // requests after `initialize` must see the negotiated version.
-                        // `initialize` exists only in the legacy era, so it is the
-                        // handshake even when a client stamps the modern envelope on it.
-                        if method == "initialize" {
-                            server.send(&server.initialize(id, &params));
-                            continue;
-                        }
-                        if method == "ping" && !has_modern_meta(&params) {
-                            server.send(&jsonrpc::result(id, json!({})));
+                        if let Some(reply) = handler.inline(&id, &method, &params) {
+                            send(&reply);
                             continue;
                         }
                         // Past the bound, input waits in the pipe until a request finishes:
@@ -165,343 +85,26 @@ impl Server {
                             _ = shutdown.cancelled() => break,
                             admitted = inflight.admit(bytes.len()) => admitted,
                         };
-                        let server = Arc::clone(&server);
+                        let handler = Arc::clone(&handler);
+                        let send = send.clone();
                         tasks.spawn(async move {
                             let _admitted = admitted;
-                            server.request(id, method, params).await
+                            if let Some(reply) = handler.request(id, method, params).await {
+                                send(&reply);
+                            }
                         });
                     }
                 },
             }
         }
         if shutdown.is_cancelled() {
-            for token in server
-                .inflight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .values()
-            {
-                token.cancel();
-            }
+            handler.cancel_all();
         }
         while tasks.join_next().await.is_some() {}
-        drop(server);
+        drop(handler);
+        drop(send);
         let _ = writer.await;
         Ok(())
-    }
-
-    fn send(&self, message: &Value) {
-        let _ = self.out.send(message.to_string().into_bytes());
-    }
-
-    fn notify(&self, method: &str, params: &Map<String, Value>) {
-        if method == "notifications/cancelled"
-            && let Some(id) = params.get("requestId")
-            && let Some(token) = self
-                .inflight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .get(&id.to_string())
-        {
-            token.cancel();
-        }
-        // Every other notification needs no action, and none gets a response.
-    }
-
-    async fn request(self: Arc<Self>, id: Id, method: String, params: Map<String, Value>) {
-        let key = id.to_string();
-        let cancel = self.shutdown.child_token();
-        self.inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key.clone(), cancel.clone());
-        let reply = self.dispatch(id, &method, params, cancel.clone()).await;
-        self.inflight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&key);
-        // MCP: the receiver of `notifications/cancelled` should not answer the request
-        // it names; the client has already stopped waiting for it.
-        let cancelled_by_client = cancel.is_cancelled() && !self.shutdown.is_cancelled();
-        if let Some(reply) = reply.filter(|_| !cancelled_by_client) {
-            self.send(&reply);
-        }
-    }
-
-    /// Works out the era of a request from its `_meta` or the session.
-    fn era(&self, id: &Id, method: &str, params: &Map<String, Value>) -> Result<Era, Value> {
-        let meta_obj = params.get("_meta").and_then(Value::as_object);
-        if let Some(requested) = meta_obj.and_then(|m| m.get(meta::PROTOCOL_VERSION)) {
-            let meta_obj = meta_obj.expect("checked above");
-            if !requested.is_string() {
-                return Err(invalid_params(
-                    id,
-                    format!(
-                        "params._meta[\"{}\"] must be a string",
-                        meta::PROTOCOL_VERSION
-                    ),
-                ));
-            }
-            // The per-request envelope belongs to the modern era; a handshake-era
-            // version is reached through `initialize`, never through `_meta`.
-            let Some(version) = requested
-                .as_str()
-                .and_then(Version::parse)
-                .filter(|v| v.is_modern())
-            else {
-                return Err(jsonrpc::error(
-                    id.clone(),
-                    code::UNSUPPORTED_VERSION,
-                    "Unsupported protocol version",
-                    Some(json!({ "supported": Version::supported(), "requested": requested })),
-                ));
-            };
-            if !meta_obj
-                .get(meta::CLIENT_CAPABILITIES)
-                .is_some_and(Value::is_object)
-            {
-                return Err(invalid_params(
-                    id,
-                    format!(
-                        "params._meta[\"{}\"] is required (an object)",
-                        meta::CLIENT_CAPABILITIES
-                    ),
-                ));
-            }
-            let info = meta_obj.get(meta::CLIENT_INFO);
-            return Ok(Era {
-                version,
-                client: client_info(info),
-            });
-        }
-        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        match session.version {
-            Some(version) => Ok(Era {
-                version,
-                client: session.client.clone(),
-            }),
-            None => Err(invalid_params(
-                id,
-                format!(
-                    "{method}: params._meta[\"{}\"] and params._meta[\"{}\"] are required; call server/discover (or initialize, for the legacy protocol) first",
-                    meta::PROTOCOL_VERSION,
-                    meta::CLIENT_CAPABILITIES
-                ),
-            )),
-        }
-    }
-
-    async fn dispatch(
-        &self,
-        id: Id,
-        method: &str,
-        params: Map<String, Value>,
-        cancel: CancellationToken,
-    ) -> Option<Value> {
-        let era = match self.era(&id, method, &params) {
-            Ok(era) => era,
-            Err(reply) => return Some(reply),
-        };
-        let shape = |result: Value| {
-            if era.version.is_modern() {
-                protocol::modern_result(result)
-            } else {
-                result
-            }
-        };
-        let result = match method {
-            "server/discover" => json!({
-                "supportedVersions": Version::supported(),
-                "capabilities": protocol::capabilities(),
-                "instructions": instructions(&self.config),
-                "ttlMs": protocol::TTL_MS,
-                "cacheScope": "public",
-            }),
-            "ping" if !era.version.is_modern() => json!({}),
-            "tools/list" => {
-                let tools: Vec<Value> = tools::visible(&self.config)
-                    .map(|t| protocol::tool_descriptor(t, era.version))
-                    .collect();
-                let mut result = json!({ "tools": tools });
-                if era.version.is_modern() {
-                    result["ttlMs"] = protocol::TTL_MS.into();
-                    result["cacheScope"] = "public".into();
-                }
-                result
-            }
-            "tools/call" => match self.call(&id, &params, &era, cancel).await {
-                Ok(result) => result,
-                Err(reply) => return Some(reply),
-            },
-            _ => {
-                return Some(jsonrpc::error(
-                    id,
-                    code::METHOD_NOT_FOUND,
-                    "Method not found",
-                    Some(json!({ "method": method })),
-                ));
-            }
-        };
-        Some(jsonrpc::result(id, shape(result)))
-    }
-
-    fn initialize(&self, id: Id, params: &Map<String, Value>) -> Value {
-        let requested = params.get("protocolVersion").and_then(Value::as_str);
-        let version = requested
-            .and_then(Version::parse)
-            .filter(|v| !v.is_modern())
-            .unwrap_or(Version::LATEST_LEGACY);
-        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
-        session.version = Some(version);
-        session.client = client_info(params.get("clientInfo"));
-        jsonrpc::result(
-            id,
-            json!({
-                "protocolVersion": version.as_str(),
-                "capabilities": protocol::capabilities(),
-                "serverInfo": protocol::server_info(),
-                "instructions": instructions(&self.config),
-            }),
-        )
-    }
-
-    async fn call(
-        &self,
-        id: &Id,
-        params: &Map<String, Value>,
-        era: &Era,
-        cancel: CancellationToken,
-    ) -> Result<Value, Value> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err(invalid_params(
-                id,
-                "tools/call: \"name\" must be a string".into(),
-            ));
-        };
-        let args = params.get("arguments").cloned().unwrap_or(Value::Null);
-        let started = Instant::now();
-        let ctx = CallCtx {
-            config: Arc::clone(&self.config),
-            cancel,
-            client: era.client.clone(),
-        };
-        let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
-            let data = unknown_tool(&self.config, name);
-            self.observe(&CallEvent {
-                tool: name,
-                known: false,
-                read_only: false,
-                arguments: &args,
-                payload: &data,
-                is_error: true,
-                error_code: Some(code::INVALID_PARAMS),
-                duration: started.elapsed(),
-                client: &era.client,
-            })
-            .await;
-            return Err(jsonrpc::error(
-                id.clone(),
-                code::INVALID_PARAMS,
-                &format!("Unknown tool: {name}"),
-                Some(data),
-            ));
-        };
-        let read_only = tools::find(&self.config, name).is_some_and(|t| t.annotations.read_only);
-        // Observed before the result takes the payload, which saves copying it.
-        self.observe(&CallEvent {
-            tool: name,
-            known: true,
-            read_only,
-            arguments: &args,
-            payload: &outcome.structured,
-            is_error: outcome.is_error,
-            error_code: outcome.error_code,
-            duration: started.elapsed(),
-            client: &era.client,
-        })
-        .await;
-        Ok(protocol::call_result(
-            outcome.text,
-            outcome.structured,
-            outcome.is_error,
-            era.version,
-        ))
-    }
-
-    /// Tells every observer, then waits until each has kept what it must: the response
-    /// never leaves before the call's audit entry is in the ledger.
-    async fn observe(&self, event: &CallEvent<'_>) {
-        let mut pending = Vec::with_capacity(self.observers.len());
-        for observer in &self.observers {
-            pending.extend(observer.on_call(event));
-        }
-        settle(pending).await;
-    }
-}
-
-/// The longest a response waits for its observers. A ledger that cannot write releases
-/// its calls at once; this bounds the wait behind a lock some other process holds and
-/// does not release (stopped, say), so a call is delayed, never hung.
-const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Waits for every observer's [`Settled`] (a dropped one counts as settled), at most
-/// [`SETTLE_LIMIT`] in all.
-pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
-    let all = async {
-        for settled in pending {
-            let _ = settled.await;
-        }
-    };
-    if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            eprintln!(
-                "gitward: a call's audit entry was not written within {}s (is another process \
-                 holding the ledger's lock?); answering without waiting for it",
-                SETTLE_LIMIT.as_secs()
-            );
-        });
-    }
-}
-
-/// The error data of a call to a tool that is not served.
-pub fn unknown_tool(config: &Config, name: &str) -> Value {
-    let (read, write): (Vec<_>, Vec<_>) =
-        tools::visible(config).partition(|t| t.annotations.read_only);
-    json!({
-        "tool": name,
-        "reason": "no tool with this name is served; see tools/list",
-        "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
-        "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
-    })
-}
-
-fn has_modern_meta(params: &Map<String, Value>) -> bool {
-    params
-        .get("_meta")
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
-}
-
-fn invalid_params(id: &Id, details: String) -> Value {
-    jsonrpc::error(
-        id.clone(),
-        code::INVALID_PARAMS,
-        "Invalid params",
-        Some(json!({ "details": details })),
-    )
-}
-
-fn client_info(value: Option<&Value>) -> ClientInfo {
-    let text = |key: &str| {
-        value
-            .and_then(|v| v.get(key))
-            .and_then(Value::as_str)
-            .map(|s| s.chars().take(128).collect())
-    };
-    ClientInfo {
-        name: text("name"),
-        version: text("version"),
     }
 }
 

@@ -36,6 +36,8 @@ mod gateway_tty;
 mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
+mod http;
+mod http_interop;
 mod instructions;
 mod interop;
 mod interop_ts;

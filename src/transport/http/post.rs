@@ -1,0 +1,241 @@
+//! `POST`: one JSON-RPC message in, its answer out (JSON, or one SSE event when the client
+//! accepts only event streams). Notifications and responses get `202 Accepted`.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use super::sessions::Session;
+use super::{App, SESSION_HEADER, VERSION_HEADER, refuse, session_id};
+use crate::transport::dispatch::Handler;
+use crate::transport::framing::MAX_FRAME;
+use crate::transport::jsonrpc::{self, Incoming};
+use crate::transport::protocol::{Version, meta};
+
+pub async fn plain(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    handle(app, None, headers, body).await
+}
+
+pub async fn bound(
+    State(app): State<Arc<App>>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    handle(app, Some(token), headers, body).await
+}
+
+async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: Body) -> Response {
+    let scope = match app.scope(token.as_deref()) {
+        Ok(scope) => scope,
+        Err(refused) => return *refused,
+    };
+    if let Some(refused) = check_headers(&headers) {
+        return refused;
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_FRAME as u64) {
+        return too_large();
+    }
+    let bytes = match axum::body::to_bytes(body, MAX_FRAME).await {
+        Ok(bytes) => bytes,
+        Err(_) => return too_large(),
+    };
+    let sse = wants_sse(&headers);
+    let (id, method, params) = match jsonrpc::classify(&bytes) {
+        Incoming::Invalid(reply) => return answer(StatusCode::BAD_REQUEST, &reply, sse, None),
+        Incoming::Notification { method, params } => {
+            if let Some(id) = session_id(&headers) {
+                match app.sessions.get(id, &scope) {
+                    Some(session) => session.handler.notify(&method, &params),
+                    None => return unknown_session(),
+                }
+            }
+            return StatusCode::ACCEPTED.into_response();
+        }
+        Incoming::Request { id, method, params } => (id, method, params),
+    };
+    if method == "initialize" {
+        let Some((session_id, session)) = app.sessions.open(&scope) else {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many open sessions; end one (DELETE) and retry",
+            );
+        };
+        let reply = session.handler.inline(&id, &method, &params);
+        return answer(
+            StatusCode::OK,
+            &reply.unwrap_or(Value::Null),
+            sse,
+            Some(&session_id),
+        );
+    }
+    let session: Option<Arc<Session>> = match session_id(&headers) {
+        Some(id) => match app.sessions.get(id, &scope) {
+            Some(session) => Some(session),
+            None => return unknown_session(),
+        },
+        None if is_modern(&params) => None,
+        None => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "an Mcp-Session-Id header is required: call initialize first, or send the \
+                 2026-07-28 _meta envelope on every request",
+            );
+        }
+    };
+    let stateless;
+    let handler: &Handler = match &session {
+        Some(session) => &session.handler,
+        None => {
+            stateless = app.sessions.stateless(&scope);
+            &stateless
+        }
+    };
+    if let Some(reply) = handler.inline(&id, &method, &params) {
+        return answer(StatusCode::OK, &reply, sse, None);
+    }
+    match run(&app, handler, id, method, params, bytes.len()).await {
+        Some(reply) => answer(StatusCode::OK, &reply, sse, None),
+        // Cancelled by the client, who no longer waits for an answer.
+        None => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+/// Runs a request inside the server's bound, cancelling it if the client hangs up.
+async fn run(
+    app: &App,
+    handler: &Handler,
+    id: Value,
+    method: String,
+    params: Map<String, Value>,
+    size: usize,
+) -> Option<Value> {
+    let _admitted = app.inflight.admit(size).await;
+    let cancel = app.shutdown.child_token();
+    // Dropped with this future when the connection closes: the request's git children
+    // are killed through the token rather than left to finish for no one.
+    let _hang_up = cancel.clone().drop_guard();
+    handler.request_with(id, method, params, cancel).await
+}
+
+/// Refuses what a Streamable HTTP client never sends.
+fn check_headers(headers: &HeaderMap) -> Option<Response> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    if content_type.as_deref() != Some("application/json") {
+        return Some(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be application/json",
+        ));
+    }
+    let accept = Accept::of(headers);
+    if !accept.json && !accept.sse {
+        return Some(refuse(
+            StatusCode::NOT_ACCEPTABLE,
+            "the client must accept application/json or text/event-stream",
+        ));
+    }
+    if let Some(version) = headers.get(VERSION_HEADER) {
+        let known = version.to_str().ok().and_then(Version::parse).is_some();
+        if !known {
+            return Some(refuse(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "unsupported MCP-Protocol-Version; supported: {}",
+                    Version::supported().join(", ")
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// What the `Accept` header admits; a missing header admits anything.
+pub struct Accept {
+    pub json: bool,
+    pub sse: bool,
+}
+
+impl Accept {
+    pub fn of(headers: &HeaderMap) -> Accept {
+        let Some(value) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+            return Accept {
+                json: true,
+                sse: true,
+            };
+        };
+        let types: Vec<String> = value
+            .split(',')
+            .filter_map(|t| t.split(';').next())
+            .map(|t| t.trim().to_ascii_lowercase())
+            .collect();
+        let has = |names: &[&str]| types.iter().any(|t| names.contains(&t.as_str()));
+        Accept {
+            json: has(&["application/json", "application/*", "*/*"]),
+            sse: has(&["text/event-stream", "text/*", "*/*"]),
+        }
+    }
+}
+
+/// JSON unless the client takes event streams only.
+fn wants_sse(headers: &HeaderMap) -> bool {
+    let accept = Accept::of(headers);
+    accept.sse && !accept.json
+}
+
+fn is_modern(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
+}
+
+fn too_large() -> Response {
+    refuse(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("a message is at most {MAX_FRAME} bytes"),
+    )
+}
+
+fn unknown_session() -> Response {
+    refuse(
+        StatusCode::NOT_FOUND,
+        "unknown or ended session; initialize a new one",
+    )
+}
+
+fn answer(status: StatusCode, reply: &Value, sse: bool, session: Option<&str>) -> Response {
+    let mut response = if sse {
+        let event = format!("event: message\ndata: {reply}\n\n");
+        let mut response = (status, Bytes::from(event)).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        response
+    } else {
+        let mut response = (status, Bytes::from(reply.to_string())).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    if let Some(id) = session.and_then(|id| HeaderValue::from_str(id).ok()) {
+        headers.insert(SESSION_HEADER, id);
+    }
+    response
+}
