@@ -216,7 +216,9 @@ pub struct RecentCommit {
     /// take it and show the full id).
     pub sha: String,
     pub subject: String,
-    pub author: String,
+    /// The author's name; omitted when it is the same as the commit listed before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// Author time, Unix seconds.
     pub time: i64,
 }
@@ -330,7 +332,7 @@ impl Tool for Brief {
 
     const NAME: &'static str = "repo.brief";
     const TITLE: &'static str = "Repository brief";
-    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened. Compact: a field holding its default (false, 0, null, empty list) is omitted, and recent commits carry short ids.";
+    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened. Compact: a field holding its default (false, 0, null, empty list) is omitted; recent commits carry short ids, and an author only where it changes.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -383,13 +385,16 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     status::count_uninitialized(&mut submodules, worktree, &modules);
 
     let commits = if head.unborn { Vec::new() } else { commits };
-    let recent_commits: Vec<RecentCommit> = commits
-        .iter()
-        .take(recent)
-        .map(|c| RecentCommit {
+    let shown = commits.iter().take(recent);
+    let before = std::iter::once(None).chain(commits.iter().map(Some));
+    let recent_commits: Vec<RecentCommit> = shown
+        .zip(before)
+        .map(|(c, prev)| RecentCommit {
             sha: c.short.clone(),
             subject: c.subject.clone(),
-            author: c.author_name.clone(),
+            author: prev
+                .is_none_or(|p| p.author_name != c.author_name)
+                .then(|| c.author_name.clone()),
             time: c.author_time,
         })
         .collect();
@@ -486,7 +491,7 @@ fn sample(commits: usize) -> BriefData {
             .map(|i| RecentCommit {
                 sha: format!("{i:040}"),
                 subject: format!("feat: change number {i} with a fairly long subject line"),
-                author: "A U Thor".into(),
+                author: Some("A U Thor".into()),
                 time: 1_700_000_000 + i as i64,
             })
             .collect(),
