@@ -14,7 +14,8 @@
 #                     past 256 MiB or 20 s, and its git deadline is 30 s.
 #   FLEET_REPOS=100   repositories for fleet.digest and fleet.radar
 #   EXTRA=1           also run scripts/bench-audit.sh and scripts/bench-specs.sh (0: skip)
-#   BENCH_DIR=...     where the generated repositories live (kept between runs)
+#   BENCH_DIR=...     where the generated repositories live (kept between runs; the
+#                     100,000-file one takes a few minutes to generate)
 #   DIFF_TEXT_ARGS    diff.text arguments after repoPath (default: base main~1, head main)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,9 +89,61 @@ fi
 vs repo.conflictPreflight "ratio ≤ 2x vs its $(wc -l <"$BENCH_DIR/rebase-pairs.txt") git merge-tree --write-tree runs" \
     "$PREFLIGHT" replay "$REBASE" "$(git -C "$REBASE" rev-parse main)" "$BENCH_DIR/rebase-pairs.txt"
 
+LARGE=$BENCH_DIR/large
+if [ ! -d "$LARGE/.git" ]; then
+    echo "== generating $LARGE (50,000 commits, 100,000 files, 100 modified)"
+    scripts/gen-bench-repo --large "$LARGE"
+fi
+echo "== cost growth: the same calls on 20,000 and on 100,000 files"
+for R in "$REPO" "$LARGE"; do
+    n=$(git -C "$R" ls-files | wc -l)
+    vs repo.status "growth ($n files)" "{\"repoPath\":\"$R\"}" \
+        git -C "$R" status --porcelain=v2 -z --branch
+    vs repo.brief "growth ($n files)" "{\"repoPath\":\"$R\"}" \
+        git -C "$R" status --porcelain=v2 -z --branch
+    vs repo.history "growth ($n files)" "{\"repoPath\":\"$R\",\"limit\":50}" git -C "$R" log -50
+    vs diff.text "growth ($n files)" "{\"repoPath\":\"$R\",\"base\":\"main~10\",\"head\":\"main\"}" \
+        git -C "$R" diff --no-ext-diff --no-textconv main~10 main
+done
+
 echo "== start-up"
 "$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
 figure "$(head -1 "$BENCH_DIR/startup.txt")" "median < 3 ms (floor, \`true\`: $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"))"
+
+# Side by side with a process that reads one line and prints it: whatever gitward costs
+# beyond that is its own start work. The whole run (answer, then exit at end of input).
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
+    >"$BENCH_DIR/init.json"
+hyperfine --warmup 5 --runs "$ROUNDS" --style none --export-json "$BENCH_DIR/startup.json" \
+    "$BIN serve <$BENCH_DIR/init.json" "head -1 <$BENCH_DIR/init.json" >/dev/null
+line=$(python3 - "$BENCH_DIR/startup.json" <<'PY'
+import json, sys
+gw, head = json.load(open(sys.argv[1]))["results"]
+cpu = lambda r: (r["user"] + r["system"]) * 1000
+print(f"start, answer initialize, exit: gitward median {gw['median'] * 1000:.2f} ms "
+      f"(cpu {cpu(gw):.2f} ms), head -1 {head['median'] * 1000:.2f} ms (cpu {cpu(head):.2f} ms)")
+PY
+)
+echo "$line"
+figure "$line" "within 0.3 ms of head -1"
+
+echo "== context economy (tokens ≈ bytes / 4)"
+python3 scripts/bench/economy.py tools "$BIN" | tee "$BENCH_DIR/economy.txt"
+python3 scripts/bench/economy.py brief "$BIN" "$REPO" | tee -a "$BENCH_DIR/economy.txt"
+CHANGED=$BENCH_DIR/changed
+if [ ! -d "$CHANGED/.git" ]; then
+    echo "== cloning $REPO to $CHANGED with every tracked file modified"
+    git clone -q --local "$REPO" "$CHANGED"
+    git -C "$CHANGED" ls-files -z | (cd "$CHANGED" && xargs -0 sh -c 'for f; do echo x >>"$f"; done' sh)
+fi
+python3 scripts/bench/economy.py status "$BIN" "$CHANGED" | tee -a "$BENCH_DIR/economy.txt"
+while IFS= read -r line; do
+    case $line in
+        "tools/list 2025-11-25"*) figure "$line" "≤ 64 KB for 38 git + 5 spec tools; ≤ 200 tokens per tool before outputSchema" ;;
+        repo.brief*) figure "$line" "≤ 0.35x the raw commands" ;;
+        repo.status*) figure "$line" "≤ 64 KiB by default, true totals" ;;
+    esac
+done <"$BENCH_DIR/economy.txt"
 
 if listed diff.text; then
     BIG=$BENCH_DIR/big-$BIG_DIFF_MIB

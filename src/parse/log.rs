@@ -8,11 +8,12 @@
 //! ```text
 //! commit := oid NUL parents NUL author-name NUL author-email NUL author-time NUL
 //!           committer-name NUL committer-email NUL committer-time NUL subject NUL
-//!           body NUL NUL
+//!           body NUL abbreviated-oid NUL NUL
 //! ```
 //!
 //! `parents` is space-separated oids (empty for a root commit); times are Unix seconds.
-//! The body is everything after the subject line, trimmed.
+//! The body is everything after the subject line, trimmed. The abbreviated oid is git's
+//! own (`%h`): the shortest prefix, at least `core.abbrev`, unique in the repository.
 
 use super::{ParseError, RecordParser};
 use crate::model::Oid;
@@ -20,8 +21,8 @@ use crate::model::lossy;
 use crate::sink::Flow;
 
 /// Placeholders for each field, in order.
-const FIELDS: [&str; 10] = [
-    "%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%b",
+const FIELDS: [&str; 11] = [
+    "%H", "%P", "%an", "%ae", "%at", "%cn", "%ce", "%ct", "%s", "%b", "%h",
 ];
 
 /// The `--format=` argument this parser reads.
@@ -32,6 +33,8 @@ pub fn format() -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Commit {
     pub oid: Oid,
+    /// Git's unique abbreviation of `oid`.
+    pub short: String,
     pub parents: Vec<Oid>,
     pub author_name: String,
     pub author_email: String,
@@ -84,15 +87,21 @@ impl Log {
             .collect::<Result<Vec<_>, _>>()?;
         let (subject, lossy_subject) = lossy(&f[8]);
         let (body, lossy_body) = lossy(f[9].trim_ascii());
+        let (author_time, committer_time) = (time(4)?, time(7)?);
+        let short = String::from_utf8(f[10].clone())
+            .ok()
+            .filter(|h| h.len() >= 4 && oid.as_str().starts_with(h.as_str()))
+            .ok_or_else(|| ParseError::new(at, "bad abbreviated commit id"))?;
         Ok(Commit {
             oid,
+            short,
             parents,
             author_name: text(2),
             author_email: text(3),
-            author_time: time(4)?,
+            author_time,
             committer_name: text(5),
             committer_email: text(6),
-            committer_time: time(7)?,
+            committer_time,
             subject,
             body,
             lossy: lossy_subject || lossy_body,
@@ -142,7 +151,7 @@ impl RecordParser for Log {
 impl From<Commit> for crate::model::HistoryCommit {
     fn from(c: Commit) -> Self {
         crate::model::HistoryCommit {
-            short_oid: c.oid.short().to_owned(),
+            short_oid: c.short,
             oid: c.oid,
             parents: c.parents,
             author_name: c.author_name,
@@ -166,9 +175,9 @@ mod tests {
     const REAL: &[u8] = b"4b0c5b6a1d2e3f405162738495a6b7c8d9e0f1a2\0\
 1111111111111111111111111111111111111111 2222222222222222222222222222222222222222\0\
 Ann Author\0ann@example.com\x001767225600\0Cid Committer\0cid@example.com\x001767225660\0\
-Merge branch 'topic'\0Body line one\n\nBody line two\n\0\0\
+Merge branch 'topic'\0Body line one\n\nBody line two\n\x004b0c5b6\0\0\
 1111111111111111111111111111111111111111\0\0A\0a@x\x001767225500\0A\0a@x\x001767225500\0\
-root \x1f caf\xe9\0\0";
+root \x1f caf\xe9\0\x001111111\0\0";
 
     #[test]
     fn real_output() {
@@ -180,6 +189,7 @@ root \x1f caf\xe9\0\0";
                 oid: Oid(
                     "4b0c5b6a1d2e3f405162738495a6b7c8d9e0f1a2",
                 ),
+                short: "4b0c5b6",
                 parents: [
                     Oid(
                         "1111111111111111111111111111111111111111",
@@ -202,6 +212,7 @@ root \x1f caf\xe9\0\0";
                 oid: Oid(
                     "1111111111111111111111111111111111111111",
                 ),
+                short: "1111111",
                 parents: [],
                 author_name: "A",
                 author_email: "a@x",
@@ -227,8 +238,9 @@ root \x1f caf\xe9\0\0";
     fn malformed() {
         let err = |b: &[u8]| Records::parse_all(Log::new(10), b).unwrap_err();
         insta::assert_debug_snapshot!([
-            err(b"nothex\0\0a\0b\x001\0c\0d\x002\0s\0\0\0"),
-            err(b"1111111111111111111111111111111111111111\0\0a\0b\0soon\0c\0d\x002\0s\0\0\0"),
+            err(b"nothex\0\0a\0b\x001\0c\0d\x002\0s\0\0nothex\0\0"),
+            err(b"1111111111111111111111111111111111111111\0\0a\0b\0soon\0c\0d\x002\0s\0\x001111111\0\0"),
+            err(b"1111111111111111111111111111111111111111\0\0a\0b\x001\0c\0d\x002\0s\0\x002222222\0\0"),
             err(b"1111111111111111111111111111111111111111\0\0a\0"),
         ], @r#"
         [
@@ -239,6 +251,10 @@ root \x1f caf\xe9\0\0";
             ParseError {
                 offset: 0,
                 reason: "bad timestamp",
+            },
+            ParseError {
+                offset: 0,
+                reason: "bad abbreviated commit id",
             },
             ParseError {
                 offset: 44,

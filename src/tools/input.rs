@@ -12,21 +12,21 @@ use serde_json::Value;
 use crate::error::ToolError;
 
 /// The schema of an input type: what a caller may send, sub-schemas inlined as MCP hosts
-/// expect.
+/// expect, made terse for `tools/list` (see [`super::schema`]).
 pub fn schema_of<T: JsonSchema>() -> Value {
-    schema(
+    super::schema::terse_input(schema(
         SchemaSettings::draft2020_12().for_deserialize(),
         T::json_schema,
-    )
+    ))
 }
 
 /// The schema of an output type: what we send. Serialization rules apply, so a field
-/// skipped when empty is not `required`.
+/// skipped when empty is not `required`. Terse: no prose, repeats under `$defs`.
 pub fn output_schema_of<T: JsonSchema>() -> Value {
-    schema(
+    super::schema::terse_output(schema(
         SchemaSettings::draft2020_12().for_serialize(),
         T::json_schema,
-    )
+    ))
 }
 
 fn schema(settings: SchemaSettings, of: fn(&mut SchemaGenerator) -> Schema) -> Value {

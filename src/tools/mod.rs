@@ -15,13 +15,14 @@ pub mod input;
 pub mod operation;
 pub mod repo;
 pub mod safety;
+pub mod schema;
 pub mod specs;
 pub mod submodule;
 pub mod worktree;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -106,6 +107,16 @@ pub type Invoked = Pin<Box<dyn Future<Output = Result<(Value, String), ToolError
 /// operation type) can keep what it was built from.
 pub type Invoke = Box<dyn Fn(CallCtx, Value) -> Invoked + Send + Sync>;
 
+/// A tool's input and output schemas, as `tools/list` shows them.
+pub struct Schemas {
+    pub input: Value,
+    pub output: Value,
+}
+
+/// Builds a tool's schemas when `tools/list` first needs them: deriving them is most of
+/// what building the registry costs, and `initialize` must not wait for it.
+pub type BuildSchemas = Box<dyn Fn() -> Schemas + Send + Sync>;
+
 /// What `tools/list` shows of a tool built with [`ToolDef::dynamic`].
 pub struct About {
     pub name: &'static str,
@@ -113,8 +124,7 @@ pub struct About {
     pub description: &'static str,
     pub toolset: Toolset,
     pub annotations: Annotations,
-    pub input_schema: Value,
-    pub output_schema: Value,
+    pub schemas: BuildSchemas,
 }
 
 /// A tool with its types erased, as the registry keeps it.
@@ -124,8 +134,8 @@ pub struct ToolDef {
     pub description: &'static str,
     pub toolset: Toolset,
     pub annotations: Annotations,
-    pub input_schema: Value,
-    pub output_schema: Value,
+    schemas: OnceLock<Schemas>,
+    build_schemas: BuildSchemas,
     invoke: Invoke,
     text: fn(&Value) -> String,
 }
@@ -138,8 +148,11 @@ impl ToolDef {
             description: T::DESCRIPTION,
             toolset: T::TOOLSET,
             annotations: T::ANNOTATIONS,
-            input_schema: input::schema_of::<T::Input>(),
-            output_schema: input::output_schema_of::<T::Output>(),
+            schemas: OnceLock::new(),
+            build_schemas: Box::new(|| Schemas {
+                input: input::schema_of::<T::Input>(),
+                output: input::output_schema_of::<T::Output>(),
+            }),
             invoke: Box::new(|ctx, args| {
                 Box::pin(async move {
                     let input = input::parse::<T::Input>(args)?;
@@ -163,11 +176,23 @@ impl ToolDef {
             description: about.description,
             toolset: about.toolset,
             annotations: about.annotations,
-            input_schema: about.input_schema,
-            output_schema: about.output_schema,
+            schemas: OnceLock::new(),
+            build_schemas: about.schemas,
             invoke,
             text: Value::to_string,
         }
+    }
+
+    pub fn input_schema(&self) -> &Value {
+        &self.schemas().input
+    }
+
+    pub fn output_schema(&self) -> &Value {
+        &self.schemas().output
+    }
+
+    fn schemas(&self) -> &Schemas {
+        self.schemas.get_or_init(&self.build_schemas)
     }
 
     /// Validates the arguments and runs the tool.
@@ -293,13 +318,14 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), ALL.len());
         for tool in ALL.iter() {
-            assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+            assert_eq!(tool.input_schema()["type"], "object", "{}", tool.name);
             assert_eq!(
-                tool.input_schema["additionalProperties"], false,
+                tool.input_schema()["additionalProperties"],
+                false,
                 "{}",
                 tool.name
             );
-            assert_eq!(tool.output_schema["type"], "object", "{}", tool.name);
+            assert_eq!(tool.output_schema()["type"], "object", "{}", tool.name);
         }
     }
 
@@ -323,16 +349,24 @@ mod tests {
     fn schemas_use_only_standard_formats_and_keep_integer_bounds() {
         for tool in ALL.iter() {
             let mut found = Vec::new();
-            formats(&tool.input_schema, &mut found);
-            formats(&tool.output_schema, &mut found);
+            formats(tool.input_schema(), &mut found);
+            formats(tool.output_schema(), &mut found);
             found.retain(|f| !input::STANDARD_FORMATS.contains(&f.as_str()));
             assert!(found.is_empty(), "{}: {found:?}", tool.name);
         }
         let brief = ALL.iter().find(|t| t.name == "repo.brief").unwrap();
-        let ahead =
-            &brief.output_schema["properties"]["data"]["properties"]["head"]["properties"]["ahead"];
+        let schema = brief.output_schema();
+        let resolve = |s: &Value| -> Value {
+            match s["$ref"].as_str().and_then(|r| r.strip_prefix("#/$defs/")) {
+                Some(name) => schema["$defs"][name].clone(),
+                None => s.clone(),
+            }
+        };
+        let data = resolve(&schema["properties"]["data"]);
+        let head = resolve(&data["properties"]["head"]);
+        let ahead = resolve(&head["properties"]["ahead"]);
         assert_eq!(ahead["minimum"], 0, "{ahead}");
-        let commits = &brief.input_schema["properties"]["recentCommits"];
+        let commits = &brief.input_schema()["properties"]["recentCommits"];
         assert_eq!(
             (&commits["minimum"], &commits["maximum"]),
             (&1.into(), &20.into())
@@ -392,7 +426,7 @@ mod tests {
     fn semantic_data_has_a_real_schema() {
         for name in ["diff.semantic", "diff.semanticFallbacks"] {
             let tool = ALL.iter().find(|t| t.name == name).unwrap();
-            let data = &tool.output_schema["properties"]["data"];
+            let data = &tool.output_schema()["properties"]["data"];
             assert_eq!(data["type"], "object", "{name}: {data}");
             assert_eq!(data["properties"]["supported"]["type"], "boolean", "{name}");
             assert_eq!(data["required"][0], "supported", "{name}");

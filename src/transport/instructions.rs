@@ -52,7 +52,7 @@ pub fn instructions(config: &Config) -> String {
             ));
         }
         parts.push(
-            "repoPath is an absolute path; other path arguments are relative to the repository."
+            "repoPath is an absolute path (any directory inside a working tree; bare repositories where a tool says so); other path arguments are relative to the repository. repoId, a FluxGit workspace id, is accepted for compatibility and not needed locally."
                 .to_owned(),
         );
     }

@@ -89,9 +89,9 @@ pub fn tool_descriptor(tool: &ToolDef, version: Version) -> Value {
         obj.insert("title".into(), tool.title.into());
     }
     obj.insert("description".into(), tool.description.into());
-    obj.insert("inputSchema".into(), tool.input_schema.clone());
+    obj.insert("inputSchema".into(), tool.input_schema().clone());
     if version.has_structured_output() {
-        obj.insert("outputSchema".into(), tool.output_schema.clone());
+        obj.insert("outputSchema".into(), tool.output_schema().clone());
     }
     if version.has_annotations() {
         obj.insert("annotations".into(), tool.annotations.to_json());

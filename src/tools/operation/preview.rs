@@ -20,7 +20,7 @@ use crate::error::ToolError;
 use crate::gateway::api::{self, MAX_REASON_BYTES, Proposal};
 use crate::git::repo;
 use crate::operation::{self, Operation};
-use crate::tools::{About, Annotations, CallCtx, ToolDef, input};
+use crate::tools::{About, Annotations, CallCtx, Schemas, ToolDef, input, schema};
 
 /// The longest `idempotencyKey` a client may send; the wire key adds the type prefix.
 pub const MAX_CLIENT_KEY: usize = 128;
@@ -56,8 +56,10 @@ fn tool(op: &'static dyn Operation) -> ToolDef {
                 idempotent: false,
                 open_world: false,
             },
-            input_schema: input_schema(op),
-            output_schema: input::output_schema_of::<PreviewOutput>(),
+            schemas: Box::new(move || Schemas {
+                input: input_schema(op),
+                output: input::output_schema_of::<PreviewOutput>(),
+            }),
         },
         Box::new(move |ctx, args| {
             Box::pin(async move {
@@ -82,12 +84,12 @@ fn input_schema(op: &dyn Operation) -> Value {
     properties.insert(
         "reason".into(),
         json!({"type": "string", "minLength": 1, "maxLength": MAX_REASON_BYTES,
-               "description": "Why the operation is wanted, in plain words: the person approving reads it on the card."}),
+               "description": "Why, in plain words; the approver reads it."}),
     );
     properties.insert(
         "idempotencyKey".into(),
         json!({"type": "string", "minLength": 1, "maxLength": MAX_CLIENT_KEY, "pattern": "^[A-Za-z0-9._:-]+$",
-               "description": "Reuse only when retrying the same logical intent: the retry resolves to the existing proposal. Omit it for a new intent (a fresh key is sent)."}),
+               "description": "Only to retry the same intent (resolves to its proposal)."}),
     );
     if let Some(own) = own["properties"].as_object() {
         for (key, schema) in own {
@@ -96,12 +98,12 @@ fn input_schema(op: &dyn Operation) -> Value {
     }
     let mut required = vec![json!("repoPath"), json!("reason")];
     required.extend(own["required"].as_array().into_iter().flatten().cloned());
-    json!({
+    schema::terse_input(json!({
         "type": "object",
         "additionalProperties": false,
         "properties": properties,
         "required": required,
-    })
+    }))
 }
 
 /// The result of a preview: the proposal was submitted, not carried out.

@@ -48,25 +48,35 @@ pub struct BriefInput {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BriefData {
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bare: bool,
     /// True in a linked worktree (`git worktree add`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub linked_worktree: bool,
-    /// `sha1` or `sha256`.
+    /// `sha256`; omitted for `sha1`.
+    #[serde(skip_serializing_if = "is_sha1")]
     pub object_format: &'static str,
     pub head: Head,
     /// The operation git is in the middle of (`rebase`, `am`, `merge`, `cherry-pick`,
     /// `revert` or `bisect`), or null.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_in_progress: Option<&'static str>,
     /// What that operation is doing (branch, onto, step, incoming commit); null when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_details: Option<Operation>,
     /// Null in a bare repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub working_tree: Option<WorkingTree>,
+    #[serde(skip_serializing_if = "is_zero")]
     pub stashes: u64,
     /// Null when the repository has no submodules.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub submodules: Option<Submodules>,
     pub recent_commits: Vec<RecentCommit>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub recent_commits_truncated: bool,
     /// Null only when the budget could not hold it (see `budget.trimmed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conventions: Option<Conventions>,
     /// Next steps, most urgent first; each names the tool to call.
     pub hints: Vec<Hint>,
@@ -83,20 +93,27 @@ pub struct Head {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_bytes_b64: Option<String>,
     /// True when HEAD points at a commit directly (also during a rebase).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub detached: bool,
     /// True on a branch with no commits yet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
     /// Left out only when the budget is very tight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub short_sha: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
     /// Base64 of the upstream name, present only when it is not valid UTF-8.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream_bytes_b64: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ahead: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub behind: Option<u64>,
     /// True while a rebase is replaying `branch`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rebasing: bool,
 }
 
@@ -132,13 +149,20 @@ pub struct WorkingTree {
     pub clean: bool,
     /// Every changed path (the true total).
     pub changed: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub staged: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub unstaged: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub untracked: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub conflicted: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub renamed: u64,
     /// A few changed paths, conflicts first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_paths: Vec<TopPath>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub top_paths_truncated: bool,
 }
 
@@ -157,15 +181,22 @@ pub struct Submodules {
     /// Submodules listed in `.gitmodules`.
     pub total: u64,
     /// Checked out at another commit than the one recorded.
+    #[serde(skip_serializing_if = "is_zero")]
     pub drifted: u64,
     /// With modified tracked content.
+    #[serde(skip_serializing_if = "is_zero")]
     pub modified: u64,
     /// With untracked files.
+    #[serde(skip_serializing_if = "is_zero")]
     pub untracked: u64,
     /// Listed but not checked out.
+    #[serde(skip_serializing_if = "is_zero")]
     pub uninitialized: u64,
+    #[serde(skip_serializing_if = "is_zero")]
     pub conflicts: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attention: Vec<SubmoduleAttention>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub attention_truncated: bool,
 }
 
@@ -181,9 +212,13 @@ pub struct SubmoduleAttention {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecentCommit {
+    /// The shortest unique abbreviation git gives (`commit.details` and `repo.history`
+    /// take it and show the full id).
     pub sha: String,
     pub subject: String,
-    pub author: String,
+    /// The author's name; omitted when it is the same as the commit listed before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// Author time, Unix seconds.
     pub time: i64,
 }
@@ -192,20 +227,28 @@ pub struct RecentCommit {
 #[serde(rename_all = "camelCase")]
 pub struct Conventions {
     /// The default branch: from `origin/HEAD`, else a `main`/`master` that exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
     /// `origin/HEAD`, `local` or `remote`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch_source: Option<&'static str>,
     pub commit_messages: CommitStyle,
     pub branch_names: BranchNaming,
     /// Which CODEOWNERS file applies (the first of the three standard locations).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub codeowners: Option<String>,
     /// Guidance files present: AGENTS.md, CLAUDE.md, CONTRIBUTING, …
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub guidance_files: Vec<String>,
+    #[serde(skip_serializing_if = "Hooks::is_empty")]
     pub hooks: Hooks,
     /// `.gitattributes` routes paths through `filter=lfs`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lfs: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sparse_checkout: bool,
     /// `commit.gpgsign` is on: commits are expected to be signed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub commit_signing: bool,
 }
 
@@ -215,11 +258,15 @@ pub struct CommitStyle {
     /// Non-merge subjects examined (at most 50).
     pub sampled: u64,
     /// Share of them written as Conventional Commits (`type(scope)!: subject`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conventional_commit_ratio: Option<f64>,
     /// `conventional`, `mixed` or `free-form`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub style: Option<&'static str>,
     /// Most used Conventional Commit types.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub types: Vec<Counted>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
 
@@ -229,7 +276,9 @@ pub struct BranchNaming {
     /// Local branches examined (the default branch excluded).
     pub sampled: u64,
     /// Most used prefixes such as `feat/` or `fix/`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prefixes: Vec<Counted>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
 
@@ -244,8 +293,10 @@ pub struct Counted {
 #[serde(rename_all = "camelCase")]
 pub struct Hooks {
     /// `core.hooksPath` when set, else null (the repository's own hooks directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hooks_path: Option<String>,
     /// Installed hooks (sample files excluded). Listed only, never run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
     pub count: u64,
 }
@@ -257,7 +308,22 @@ pub struct Budget {
     /// Size of this whole result in tokens (characters / 4).
     pub approx_tokens: u64,
     /// Sections shortened to fit, in the order they were cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trimmed: Vec<&'static str>,
+}
+
+impl Hooks {
+    fn is_empty(&self) -> bool {
+        self.hooks_path.is_none() && self.names.is_empty() && self.count == 0
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_sha1(format: &&'static str) -> bool {
+    *format == "sha1"
 }
 
 impl Tool for Brief {
@@ -266,7 +332,7 @@ impl Tool for Brief {
 
     const NAME: &'static str = "repo.brief";
     const TITLE: &'static str = "Repository brief";
-    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened.";
+    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened. Compact: a field holding its default (false, 0, null, empty list) is omitted; recent commits carry short ids, and an author only where it changes.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -319,13 +385,16 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     status::count_uninitialized(&mut submodules, worktree, &modules);
 
     let commits = if head.unborn { Vec::new() } else { commits };
-    let recent_commits: Vec<RecentCommit> = commits
-        .iter()
-        .take(recent)
-        .map(|c| RecentCommit {
-            sha: c.oid.to_string(),
+    let shown = commits.iter().take(recent);
+    let before = std::iter::once(None).chain(commits.iter().map(Some));
+    let recent_commits: Vec<RecentCommit> = shown
+        .zip(before)
+        .map(|(c, prev)| RecentCommit {
+            sha: c.short.clone(),
             subject: c.subject.clone(),
-            author: c.author_name.clone(),
+            author: prev
+                .is_none_or(|p| p.author_name != c.author_name)
+                .then(|| c.author_name.clone()),
             time: c.author_time,
         })
         .collect();
@@ -422,7 +491,7 @@ fn sample(commits: usize) -> BriefData {
             .map(|i| RecentCommit {
                 sha: format!("{i:040}"),
                 subject: format!("feat: change number {i} with a fairly long subject line"),
-                author: "A U Thor".into(),
+                author: Some("A U Thor".into()),
                 time: 1_700_000_000 + i as i64,
             })
             .collect(),
