@@ -5,6 +5,10 @@
 //! does not stop it. Pointed at a throw-away copy through `GIT_INDEX_FILE`, it refreshes
 //! the copy instead and prints exactly what it would have printed. The copy is opened
 //! without following symlinks, must be a regular file, and is size-capped.
+//!
+//! A copy lives in a directory named after the process that made it, removed when the
+//! copy is dropped. A process killed outright cannot remove it; the first copy a later
+//! process makes removes those whose process is gone.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -40,10 +44,17 @@ impl IndexCopy {
     }
 }
 
+/// Every copy's directory starts with this, then the owning process id and a dash.
+const PREFIX: &str = "gitward-index-";
+/// A directory of the older naming (no process id) this old is surely abandoned.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep(&std::env::temp_dir()));
     let failed = |e: std::io::Error| GitError::internal(format!("cannot copy the index: {e}"));
     let dir = tempfile::Builder::new()
-        .prefix("gitward-index-")
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(failed)?;
     let path = dir.path().join("index");
@@ -88,6 +99,40 @@ fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
     Ok(IndexCopy { _dir: dir, path })
 }
 
+/// Removes the copies in `tmp` that a process of this user left behind when it was killed
+/// before dropping them: those named after a process that no longer exists, and those of
+/// the older unnamed form that are a day old. Another user's directories are left alone.
+pub fn sweep(tmp: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    let uid = rustix::process::getuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        let abandoned = match rest.split_once('-').map(|(pid, _)| pid.parse::<u32>()) {
+            Some(Ok(pid)) => !crate::presence::pid_alive(pid),
+            _ => meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > ABANDONED_AFTER),
+        };
+        if abandoned {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 impl Git<'_> {
     /// A read-only git command that uses `index` instead of the repository's index.
     pub fn cmd_on_copy<I, S>(&self, index: &IndexCopy, args: I) -> Command
@@ -112,11 +157,17 @@ impl Git<'_> {
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
     {
-        // A split index would write its shared part next to the real index.
-        let argv: Vec<OsString> = ["-c".into(), "core.splitIndex=false".into()]
-            .into_iter()
-            .chain(args.into_iter().map(Into::into))
-            .collect();
+        // A split index would write its shared part next to the real index. A copy is
+        // thrown away, so its writes skip the trailing checksum over the whole file.
+        let argv: Vec<OsString> = [
+            "-c".into(),
+            "core.splitIndex=false".into(),
+            "-c".into(),
+            "index.skipHash=true".into(),
+        ]
+        .into_iter()
+        .chain(args.into_iter().map(Into::into))
+        .collect();
         self.build(extra, argv).env("GIT_INDEX_FILE", &index.path)
     }
 }

@@ -19,6 +19,7 @@ pub mod gitmodules;
 pub mod head;
 pub mod head_tree;
 pub mod index_copy;
+pub mod index_file;
 pub mod layout;
 pub mod log;
 pub mod ls_files;

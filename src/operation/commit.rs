@@ -200,16 +200,23 @@ pub(crate) fn checked(ran: Result<Ran, RunError>) -> Result<Ran, OpError> {
     }
 }
 
-/// HEAD, the whole index, and (for `paths`/`stageAll`) every change that would be staged.
+/// HEAD, the whole index, and (for `paths`/`stageAll`) every change that would be staged,
+/// read side by side. With `paths` the status is limited to them, so a proposal costs the
+/// same in a large repository as in a small one; `stageAll` depends on every path.
 async fn read_pins(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
-    let head = pins::head(&git).await?;
-    let index = pins::index_digest(&git).await?;
-    let mut out = json!({"head": head.to_json(), "index": index});
-    if f.paths.is_some() || f.stage_all {
+    let changes = async {
+        if f.paths.is_none() && !f.stage_all {
+            return Ok(None);
+        }
         let changes = pins::changes(&git, f.paths.as_deref()).await?;
-        out["changes"] = pins::change_states(&git, top, changes).await?;
+        pins::change_states(&git, top, changes).await.map(Some)
+    };
+    let (head, index, changes) = tokio::join!(pins::head(&git), pins::index_digest(&git), changes);
+    let mut out = json!({"head": head?.to_json(), "index": index?});
+    if let Some(changes) = changes? {
+        out["changes"] = changes;
     }
     Ok(out)
 }

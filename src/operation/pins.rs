@@ -27,9 +27,23 @@ pub async fn head(git: &Git<'_>) -> Result<Found, OpError> {
     read_ref(git, "HEAD").await
 }
 
-/// A digest of the whole index (every entry's mode, object and stage).
+/// A digest of the whole index (every entry's mode, object, flags and path), read from
+/// the index file; git lists the entries only for an index the reader does not know.
 pub async fn index_digest(git: &Git<'_>) -> Result<String, OpError> {
-    Ok(sha256(&crate::git::ls_files::stages_raw(git).await?))
+    let path = git.repo.git_dir.join("index");
+    let format = git.repo.object_format;
+    let read = crate::safe_file::off_thread(git.cancel(), move || {
+        crate::git::index_file::digest(&path, format)
+    })
+    .await
+    .map_err(|e| OpError::Internal(e.to_string()))?;
+    match read {
+        Some(digest) => Ok(digest),
+        None => {
+            let listed = crate::git::ls_files::stages_raw(git).await?;
+            Ok(format!("listed:{}", sha256(&listed)))
+        }
+    }
 }
 
 pub fn sha256(bytes: &[u8]) -> String {

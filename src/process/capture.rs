@@ -89,7 +89,17 @@ async fn run_within<S: Sink>(
         source,
     };
 
-    let kill = |handle: &Arc<duct::Handle>, turn| kill_child(handle, pid, turn);
+    let orphan = Orphan {
+        handle: Arc::clone(&handle),
+        pid,
+        live: std::sync::atomic::AtomicBool::new(true),
+    };
+    let kill = |handle: &Arc<duct::Handle>, turn| {
+        orphan
+            .live
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        kill_child(handle, pid, turn)
+    };
 
     let deadline = tokio::time::Instant::now() + inv.timeout;
     let mut out_buf = vec![0u8; CHUNK];
@@ -136,7 +146,12 @@ async fn run_within<S: Sink>(
         kill(&handle, turn.take());
         None
     } else {
-        wait_exit(&handle, pid, &mut turn, cancel, deadline, &inv).await?
+        let code = wait_exit(&handle, pid, &mut turn, cancel, deadline, &inv).await;
+        // Reaped, or handed to the reaper that kill_child starts.
+        orphan
+            .live
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        code?
     };
     Ok(Finished {
         sink,
@@ -176,6 +191,38 @@ async fn wait_exit(
             joined
                 .map_err(|e| io_err(std::io::Error::other(e)))?
                 .map_err(io_err)
+        }
+    }
+}
+
+/// A started child whose call may still be dropped before it ended (a request abandoned
+/// from outside, the runtime shutting down). Left running, it would go on writing into
+/// files its caller already removed: in an index copy's directory, a git that finds its
+/// index gone rolls its lock back and leaves the directory behind, empty.
+struct Orphan {
+    handle: Arc<duct::Handle>,
+    pid: Option<u32>,
+    live: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Orphan {
+    fn drop(&mut self) {
+        if !self.live.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Some(pid) = self
+            .pid
+            .and_then(|p| rustix::process::Pid::from_raw(p as i32))
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = self.handle.kill();
+        // Reaped off the async workers when a runtime is still there to run it.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let handle = Arc::clone(&self.handle);
+            runtime.spawn_blocking(move || {
+                let _ = handle.wait();
+            });
         }
     }
 }
@@ -334,6 +381,41 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         panic!("process {pid} survived cancellation");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_call_kills_its_child() {
+        let cancel = CancellationToken::new();
+        let pid_file = tempfile::NamedTempFile::new().unwrap();
+        let script = format!(
+            "import os,time; open('{}','w').write(str(os.getpid())); time.sleep(30)",
+            pid_file.path().display()
+        );
+        let call = program("/usr/bin/env")
+            .args(["python3", "-c", &script])
+            .capture(1024, &cancel);
+        let watched = pid_file.path().to_owned();
+        let started = async {
+            while std::fs::metadata(&watched).map_or(0, |m| m.len()) == 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        // The call is dropped unfinished once its child has started.
+        tokio::select! {
+            done = call => panic!("the child ended on its own: {done:?}"),
+            () = started => {}
+        }
+        let pid: u32 = std::fs::read_to_string(pid_file.path())
+            .unwrap()
+            .parse()
+            .unwrap();
+        for _ in 0..100 {
+            if !alive(pid) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("process {pid} outlived its dropped call");
     }
 
     #[tokio::test]

@@ -17,6 +17,7 @@ mod commit_details;
 mod common;
 mod conflict;
 mod diff_text;
+mod exec_capture;
 mod exec_crash;
 mod exec_ops;
 mod exec_restore;

@@ -222,12 +222,31 @@ async fn current(
     captured: &Value,
     tree: bool,
 ) -> Result<Value, OpError> {
-    let (head, refs) = capture::refs(git, &ref_names(captured)).await?;
+    let names = ref_names(captured);
+    let top = repo.worktree.as_deref().filter(|_| tree);
+    // The worktree side (a `status` and a digest of each changed file) is the slow part;
+    // the refs and the index are read beside it.
+    let worktree = async {
+        match top {
+            Some(top) => {
+                let changes = pins::changes(git, None).await?;
+                pins::change_states(git, top, changes).await.map(Some)
+            }
+            None => Ok(None),
+        }
+    };
+    let index = async {
+        match top {
+            Some(_) => pins::index_digest(git).await.map(Some),
+            None => Ok(None),
+        }
+    };
+    let (refs, index, changes) = tokio::join!(capture::refs(git, &names), index, worktree);
+    let (head, refs) = refs?;
     let mut now = json!({"head": head, "refs": refs});
-    if let (true, Some(top)) = (tree, repo.worktree.as_deref()) {
-        let (index, changes) = tokio::join!(pins::index_digest(git), pins::changes(git, None));
-        now["index"] = json!(index?);
-        now["changes"] = pins::change_states(git, top, changes?).await?;
+    if let (Some(index), Some(changes)) = (index?, changes?) {
+        now["index"] = json!(index);
+        now["changes"] = changes;
     }
     Ok(now)
 }

@@ -24,7 +24,6 @@ use crate::git::{objects, on_copy, refs};
 use crate::operation::OpError;
 use crate::operation::intent::{Found, read_ref};
 use crate::operation::pins;
-use crate::parse::status_v2::Kind;
 
 /// Git's state files of an operation in progress, and the directories that hold one.
 pub const STATE_FILES: &[&str] = &[
@@ -106,15 +105,7 @@ pub async fn changes(
     top: &Path,
     caps: &Caps,
 ) -> Result<Staged, OpError> {
-    let changes = pins::changes(git, None).await?;
-    let candidates: Vec<(String, bool)> = changes
-        .into_iter()
-        .filter(|c| match c.kind {
-            Kind::Untracked | Kind::Unmerged => true,
-            _ => c.xy.as_bytes().get(1).is_some_and(|y| *y != b'.'),
-        })
-        .map(|c| (c.path, c.kind == Kind::Untracked))
-        .collect();
+    let candidates = candidates(git).await?;
     let (top_owned, caps_owned) = (top.to_owned(), caps.clone());
     let disk = crate::safe_file::off_thread(git.cancel(), move || {
         candidates
@@ -171,6 +162,25 @@ pub async fn changes(
         stored: files.len() + links.len(),
         skipped,
     })
+}
+
+/// The paths to store, each with whether it is untracked: what differs between the
+/// worktree and the index. Only that side matters (the index is kept whole), so one
+/// `ls-files` serves instead of a `status`, which would also compare HEAD with the index.
+async fn candidates(git: &Git<'_>) -> Result<Vec<(String, bool)>, OpError> {
+    let listed = crate::git::ls_files::worktree_changes(git)
+        .await?
+        .filter(|l| l.len() <= pins::MAX_CHANGES)
+        .ok_or_else(|| {
+            OpError::Unsupported(format!(
+                "more than {} changed paths: too many for a restore point",
+                pins::MAX_CHANGES
+            ))
+        })?;
+    Ok(listed
+        .into_iter()
+        .map(|c| (String::from_utf8_lossy(&c.path).into_owned(), c.untracked))
+        .collect())
 }
 
 /// What [`changes`] found.

@@ -1,0 +1,214 @@
+//! The identity of an index's content, read from the index file itself without a git
+//! process: a digest over every entry's mode, object id, flags (stage, skip-worktree,
+//! intent-to-add, assume-valid) and path, plus the split-index link, in file order.
+//!
+//! Stat data (times, inode, size) and the derived extensions (cache tree, untracked
+//! cache, resolve-undo, offsets) are left out: git rewrites them when it merely refreshes
+//! the index, which changes nothing a commit or a restore depends on. Equal digests mean
+//! equal entries; a digest that differs may still name the same entries written another
+//! way (a split index against a full one), which only ever errs towards "moved"; the
+//! index version (2, 3 or 4) is only an encoding and does not change the digest.
+//!
+//! Git replaces the index by renaming a finished file over it, so one read is one
+//! consistent version. A file this parser does not understand yields `None`, and callers
+//! fall back to asking git.
+
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::ObjectFormat;
+
+/// The largest index read; the same bound as an index copy.
+const MAX_INDEX: u64 = 1 << 30;
+/// Stat data before each entry's mode: ctime, mtime (seconds and nanoseconds), dev, ino.
+const STAT_BEFORE_MODE: usize = 24;
+/// uid, gid and size after the mode.
+const STAT_AFTER_MODE: usize = 12;
+const EXTENDED: u16 = 0x4000;
+
+/// The digest of the entries of the index at `path` (`sha256:…`), the digest of an empty
+/// index when there is none, `None` when the file is not an index this parser reads.
+pub fn digest(path: &Path, format: ObjectFormat) -> Option<String> {
+    let bytes = match read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(_) => return None,
+    };
+    digest_of(&bytes, format)
+}
+
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MAX_INDEX {
+        return Err(std::io::Error::other(
+            "not a regular file of a readable size",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_INDEX).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`digest`] of index bytes already read; empty bytes are an empty index.
+pub fn digest_of(bytes: &[u8], format: ObjectFormat) -> Option<String> {
+    let mut hasher = Sha256::new();
+    if !bytes.is_empty() {
+        entries(bytes, format, &mut hasher)?;
+    }
+    Some(format!("sha256:{:x}", hasher.finalize()))
+}
+
+/// A cursor over the index bytes that never reads past the end.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        let b = self.take(4)?;
+        Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        let b = self.take(2)?;
+        Some(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// Bytes up to the next NUL, which is consumed.
+    fn until_nul(&mut self) -> Option<&'a [u8]> {
+        let rest = self.bytes.get(self.at..)?;
+        let len = rest.iter().position(|b| *b == 0)?;
+        self.at += len + 1;
+        Some(&rest[..len])
+    }
+
+    /// Git's offset varint (index v4 path prefixes).
+    fn varint(&mut self) -> Option<usize> {
+        let mut c = *self.take(1)?.first()?;
+        let mut value = usize::from(c & 0x7f);
+        while c & 0x80 != 0 {
+            value = value.checked_add(1)?.checked_mul(128)?;
+            c = *self.take(1)?.first()?;
+            value = value.checked_add(usize::from(c & 0x7f))?;
+        }
+        Some(value)
+    }
+}
+
+fn entries(bytes: &[u8], format: ObjectFormat, hasher: &mut Sha256) -> Option<()> {
+    let oid_len = match format {
+        ObjectFormat::Sha1 => 20,
+        ObjectFormat::Sha256 => 32,
+    };
+    let mut cur = Cursor { bytes, at: 0 };
+    if cur.take(4)? != b"DIRC" {
+        return None;
+    }
+    let version = cur.u32()?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = cur.u32()?;
+    hasher.update(count.to_be_bytes());
+    let mut path: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        let start = cur.at;
+        cur.take(STAT_BEFORE_MODE)?;
+        hasher.update(cur.take(4)?);
+        cur.take(STAT_AFTER_MODE)?;
+        hasher.update(cur.take(oid_len)?);
+        let flags = cur.u16()?;
+        hasher.update(flags.to_be_bytes());
+        if flags & EXTENDED != 0 {
+            if version < 3 {
+                return None;
+            }
+            hasher.update(cur.u16()?.to_be_bytes());
+        }
+        if version == 4 {
+            let strip = cur.varint()?;
+            path.truncate(path.len().checked_sub(strip)?);
+            path.extend_from_slice(cur.until_nul()?);
+        } else {
+            path.clear();
+            path.extend_from_slice(cur.until_nul()?);
+            // Entries are NUL-padded to a multiple of eight bytes.
+            let len = cur.at - start;
+            let pad = (8 - len % 8) % 8;
+            cur.take(pad)?;
+        }
+        hasher.update(path.as_slice());
+        hasher.update([0]);
+    }
+    extensions(&mut cur, oid_len, hasher)
+}
+
+/// Walks the extensions; only the split-index link belongs to the entries' content.
+fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Sha256) -> Option<()> {
+    let end = cur.bytes.len().checked_sub(oid_len)?;
+    while cur.at < end {
+        let signature = cur.take(4)?;
+        let size = usize::try_from(cur.u32()?).ok()?;
+        let data = cur.take(size)?;
+        if signature == b"link" {
+            hasher.update(b"link");
+            hasher.update(data);
+        }
+    }
+    (cur.at == end).then_some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_is_not_an_index() {
+        for bytes in [
+            &b"DIRX\0\0\0\x02\0\0\0\0"[..],
+            b"DIRC\0\0\0\x09\0\0\0\0",
+            b"DIRC\0\0\0\x02\0\0\0\x05",
+            b"DIRC",
+        ] {
+            assert_eq!(digest_of(bytes, ObjectFormat::Sha1), None, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_an_empty_index() {
+        assert!(digest_of(b"", ObjectFormat::Sha1).is_some());
+    }
+
+    #[test]
+    fn varints_decode_as_git_writes_them() {
+        for (bytes, value) in [
+            (&[0x05u8][..], 5),
+            (&[0x80, 0x00], 128),
+            (&[0x81, 0x7f], 383),
+        ] {
+            let mut cur = Cursor { bytes, at: 0 };
+            assert_eq!(cur.varint(), Some(value), "{bytes:?}");
+        }
+        let mut overlong = Cursor {
+            bytes: &[0xff; 20],
+            at: 0,
+        };
+        assert_eq!(overlong.varint(), None);
+    }
+}
