@@ -9,6 +9,7 @@
 mod preview;
 mod proposal;
 mod scope;
+mod semantic;
 
 use std::sync::Arc;
 
@@ -42,7 +43,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/mcp/restore-points/{id}", get(restore_point))
         .route("/v1/mcp/safety/timeline", get(not_implemented))
         .route("/v1/mcp/safety/events/{event_id}", get(not_implemented))
-        .route("/v1/mcp/diff/semantic", post(not_implemented))
+        .route("/v1/mcp/diff/semantic", post(semantic::diff))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
         .with_state(app)
