@@ -61,6 +61,11 @@ pub fn versions() -> Value {
     json!({ "treeSitter": languages::TREE_SITTER_VERSION, "grammars": grammars })
 }
 
+/// Forgets every cached tree.
+pub fn clear_cache() {
+    cache::clear();
+}
+
 /// Runs the engine on one comparison.
 pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer, GitError> {
     let deadline = Instant::now() + CALL_BUDGET;
