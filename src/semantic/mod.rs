@@ -61,6 +61,28 @@ pub fn versions() -> Value {
     json!({ "treeSitter": languages::TREE_SITTER_VERSION, "grammars": grammars })
 }
 
+/// The engine's answer as `diff.semantic` data: every fallback file gets the
+/// `diff.text` arguments `text_args` gives for its path.
+pub fn data(answer: &Answer, text_args: impl Fn(&str) -> Value) -> Value {
+    let mut data = json!({
+        "supported": true,
+        "engine": ENGINE,
+        "engineVersions": versions(),
+        "files": answer.files,
+        "changedFiles": answer.changed_files,
+        "filesTruncated": answer.files_truncated,
+    });
+    if let Some(files) = data["files"].as_array_mut() {
+        for file in files.iter_mut() {
+            if file["fallbackToText"] == Value::Bool(true) {
+                let args = text_args(file["path"].as_str().unwrap_or_default());
+                file["textDiffArguments"] = args;
+            }
+        }
+    }
+    data
+}
+
 /// Forgets every cached tree.
 pub fn clear_cache() {
     cache::clear();

@@ -4,5 +4,5 @@
 pub mod semantic;
 pub mod semantic_data;
 pub mod semantic_fallbacks;
-pub mod semantic_request;
+mod semantic_request;
 pub mod text;

@@ -164,7 +164,7 @@ impl Request {
             only: None,
         };
         let answer = semantic::run(&git, &self.repo, query).await?;
-        Ok(Some(engine_data(&answer, |p| self.text_args(Some(p)))))
+        Ok(Some(semantic::data(&answer, |p| self.text_args(Some(p)))))
     }
 
     /// Changed paths, as `git diff --name-only` lists them for these arguments.
@@ -238,28 +238,6 @@ impl Request {
         serde_json::from_value::<SemanticData>(data.clone()).ok()?;
         Some(data)
     }
-}
-
-/// The engine's answer as `diff.semantic` data: every fallback file gets the
-/// `diff.text` arguments `text_args` gives for its path.
-pub fn engine_data(answer: &semantic::Answer, text_args: impl Fn(&str) -> Value) -> Value {
-    let mut data = json!({
-        "supported": true,
-        "engine": semantic::ENGINE,
-        "engineVersions": semantic::versions(),
-        "files": answer.files,
-        "changedFiles": answer.changed_files,
-        "filesTruncated": answer.files_truncated,
-    });
-    if let Some(files) = data["files"].as_array_mut() {
-        for file in files.iter_mut() {
-            if file["fallbackToText"] == Value::Bool(true) {
-                let args = text_args(file["path"].as_str().unwrap_or_default());
-                file["textDiffArguments"] = args;
-            }
-        }
-    }
-    data
 }
 
 /// The id FluxGit registered for `repo`: `<runDir>/repos/<id>.path` holds its path.

@@ -16,7 +16,6 @@ use crate::gateway::api::ErrorCode;
 use crate::git::diff::Sides;
 use crate::git::{Git, GitError, RepoRelPath, Rev};
 use crate::semantic;
-use crate::tools::diff::semantic_request::engine_data;
 
 /// Paths one request may name.
 const MAX_PATHS: usize = 1000;
@@ -87,7 +86,7 @@ pub async fn diff(
         args.insert("path".into(), json!(path));
         Value::Object(args)
     };
-    let data = engine_data(&answer, text_args);
+    let data = semantic::data(&answer, text_args);
     Ok(axum::Json(json!({
         "tool": "diff.semantic",
         "readOnly": true,
