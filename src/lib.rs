@@ -47,6 +47,7 @@ pub mod presence;
 pub mod process;
 pub mod registry;
 pub mod safe_file;
+pub mod semantic;
 pub mod sink;
 pub mod specs;
 pub mod tools;

@@ -95,6 +95,37 @@ impl DiffQuery<'_> {
         Ok(done.sink)
     }
 
+    /// Raw records and a zero-context patch with full blob ids in one run
+    /// (`--raw -p -z -U0 --full-index`), for the semantic engine; at most `cap` bytes.
+    pub async fn raw_patch(
+        &self,
+        git: &Git<'_>,
+        repo: &Repo,
+        cap: usize,
+    ) -> Result<crate::process::Capped, GitError> {
+        let args: Vec<OsString> = self
+            .argv(&[
+                "--raw",
+                "-p",
+                "-z",
+                "-U0",
+                "--full-index",
+                "--no-abbrev",
+                "--submodule=short",
+                "-M",
+            ])
+            .into_iter()
+            .map(OsString::from)
+            .collect();
+        let out = if self.sides.reads_worktree() {
+            let index = IndexCopy::new(repo).await?;
+            git.cmd_on_copy(&index, args).capture(cap).await?
+        } else {
+            git.cmd(args).capture(cap).await?
+        };
+        Ok(out.sink)
+    }
+
     /// The changed paths (`--name-only -z`), in git's order.
     pub async fn names(&self, git: &Git<'_>, repo: &Repo) -> Result<Vec<Vec<u8>>, GitError> {
         let args: Vec<OsString> = self

@@ -55,6 +55,11 @@ const RULES: &[Rule] = &[
         names: MCP_NAMES,
     },
     Rule {
+        layer: &["semantic"],
+        modules: &[&["tools"], &["transport"], &["error"], &["gateway"]],
+        names: MCP_NAMES,
+    },
+    Rule {
         layer: &["gateway", "server"],
         modules: &[&["tools"], &["transport"]],
         names: &[],

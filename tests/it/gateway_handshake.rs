@@ -88,7 +88,8 @@ fn proposals_answer_with_the_protocols_status_codes() {
     assert_eq!(unknown.status, 404);
 
     let semantic = gw.post_handshake("/v1/mcp/diff/semantic", &json!({}));
-    assert_eq!(semantic.status, 501);
+    assert_eq!(semantic.status, 422);
+    assert_eq!(semantic.json()["error"]["code"], "invalid");
 }
 
 #[test]

@@ -59,6 +59,7 @@ mod repo_refs;
 mod repo_status;
 mod scaffold;
 mod semantic;
+mod semantic_engine;
 mod specs;
 mod specs_cli;
 mod specs_reach;

@@ -1,4 +1,4 @@
-//! `diff.semantic` and `diff.semanticFallbacks`: the honest local fallback, and the
+//! `diff.semantic` and `diff.semanticFallbacks`: the built-in engine's local answer, and the
 //! pass-through to a real HTTP peer standing in for the FluxGit gateway.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -85,7 +85,7 @@ fn serve(
 const ENGINE: &str = r#"{"tool":"diff.semantic","readOnly":true,"source":"fluxgit-gateway","data":{"supported":true,"engine":"fluxgit-diff-engine","files":[{"path":"src/main.rs","fallbackToText":false,"hunks":[{"header":"fn main","lines":[{"type":"modified","oldLine":2,"newLine":2,"content":"    let x = 2;","oldContent":"    let x = 1;","changedTokens":["2"],"oldChangedTokens":["1"]}]}]},{"path":"logo.bin","fallbackToText":true,"hunks":[]}],"changedFiles":2,"filesTruncated":false}}"#;
 
 #[test]
-fn diff_semantic_local_fallback_is_exactly_the_contract() {
+fn diff_semantic_answers_locally_from_the_built_in_engine() {
     let fx = Fixture::new();
     let (repo, base) = repo_with_change(&fx);
     let result = tool_snapshot!(
@@ -94,22 +94,26 @@ fn diff_semantic_local_fallback_is_exactly_the_contract() {
         "diff.semantic",
         json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" })
     );
+    assert_eq!(result["source"], "local-engine");
     let data = &result["data"];
-    assert_eq!(data["supported"], false);
-    assert_eq!(data["fallback"], "diff.text");
+    assert_eq!(data["supported"], true);
+    assert_eq!(data["engine"], "gitward-tree-sitter");
     assert_eq!(
-        data["reason"],
-        "Semantic diff is not available in local sidecar fallback mode."
+        (&data["changedFiles"], &data["filesTruncated"]),
+        (&json!(1), &json!(false))
     );
+    // The seed's own example, computed.
     assert_eq!(
-        data["textDiffArguments"],
-        json!({ "repoPath": repo, "base": base, "head": "HEAD", "path": "src/main.rs" })
+        data["files"],
+        json!([{ "path": "src/main.rs", "language": "rust", "fallbackToText": false,
+            "hunks": [{ "header": "fn main", "lines": [{ "type": "modified", "oldLine": 2,
+                "newLine": 2, "content": "    let x = 2;", "oldContent": "    let x = 1;",
+                "changedTokens": ["2"], "oldChangedTokens": ["1"] }] }] }])
     );
-    assert_eq!(result["source"], "local-git");
 }
 
 #[test]
-fn diff_semantic_fallbacks_local_lists_every_changed_file() {
+fn diff_semantic_fallbacks_local_lists_exactly_the_files_that_fell_back() {
     let fx = Fixture::new();
     let (repo, base) = repo_with_change(&fx);
     let fallbacks = tool_snapshot!(
@@ -118,14 +122,13 @@ fn diff_semantic_fallbacks_local_lists_every_changed_file() {
         "diff.semanticFallbacks",
         json!({ "repoPath": repo, "base": base })
     );
-    let changed = fx.git(&repo, &["diff", "--name-only", &base]);
-    let listed: Vec<_> = fallbacks["data"]["fallbacks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(listed, changed.lines().collect::<Vec<_>>());
+    assert_eq!(fallbacks["source"], "local-engine");
+    assert_eq!(fallbacks["data"]["analyzedFiles"], 2);
+    assert_eq!(
+        fallbacks["data"]["fallbacks"],
+        json!([{ "path": "logo.bin", "reason": "binary: git reports binary content",
+            "textDiffArguments": { "repoPath": repo, "base": base, "path": "logo.bin" } }])
+    );
 }
 
 #[test]
@@ -199,8 +202,8 @@ fn every_gateway_failure_falls_back_locally() {
     let args = json!({ "repoPath": repo, "repoId": "ws", "base": base });
     let local = |env: &[(&str, &str)]| {
         let r = fx.server(&[], env).call("diff.semantic", args.clone());
-        assert_eq!(r["source"], "local-git", "{env:?}: {r}");
-        assert_eq!(r["data"]["supported"], false);
+        assert_eq!(r["source"], "local-engine", "{env:?}: {r}");
+        assert_eq!(r["data"]["engine"], "gitward-tree-sitter");
     };
     // Refused addresses: never contacted.
     for bad in [
@@ -248,7 +251,7 @@ fn every_gateway_failure_falls_back_locally() {
     let r = fx
         .server(&[], &[("FLUXGIT_MCP_HANDSHAKE_ADDR", &addr)])
         .call("diff.semantic", json!({ "repoPath": repo }));
-    assert_eq!(r["source"], "local-git");
+    assert_eq!(r["source"], "local-engine");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod events;
 mod preview;
 mod proposal;
 mod scope;
+mod semantic;
 
 pub use bridge::{RestoreQuery, query_repo};
 
@@ -44,7 +45,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/v1/mcp/restore-points/{id}", get(bridge::restore_point))
         .route("/v1/mcp/safety/timeline", get(bridge::timeline))
         .route("/v1/mcp/safety/events/{event_id}", get(bridge::event))
-        .route("/v1/mcp/diff/semantic", post(not_implemented))
+        .route("/v1/mcp/diff/semantic", post(semantic::diff))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
         .with_state(app)
@@ -64,13 +65,6 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
 
 async fn not_found() -> ApiError {
     ApiError::not_found()
-}
-
-async fn not_implemented() -> ApiError {
-    ApiError::new(
-        ErrorCode::NotImplemented,
-        "this gateway has no such engine yet",
-    )
 }
 
 /// Reads a JSON body: `application/json`, at most [`MAX_BODY`] bytes.

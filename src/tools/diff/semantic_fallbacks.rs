@@ -3,7 +3,9 @@
 use serde_json::{Value, json};
 
 use super::semantic_data::FallbacksData;
-use super::semantic_request::{LOCAL_REASON, SemanticInput, SemanticOutput, envelope, prepare};
+use super::semantic_request::{
+    LOCAL_ENGINE, LOCAL_REASON, SemanticInput, SemanticOutput, envelope, prepare,
+};
 use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::tools::{Annotations, CallCtx, Tool};
@@ -20,13 +22,17 @@ impl Tool for Fallbacks {
 
     const NAME: &'static str = "diff.semanticFallbacks";
     const TITLE: &'static str = "Semantic diff fallbacks";
-    const DESCRIPTION: &'static str = "Which changed paths fall back from semantic to text diff. With FluxGit serving the repository: the engine's real per-file fallback records (supported:true). Without it every changed path falls back (supported:false), each with the textDiffArguments for diff.text.";
+    const DESCRIPTION: &'static str = "Which changed paths fall back from semantic to text diff: the engine's real per-file fallback records (supported:true), each with its specific reason (unsupported language, binary, too large, over budget, parse error with position) and the textDiffArguments for diff.text. Served by the FluxGit gateway when it has registered the repository, otherwise by the built-in engine.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: SemanticInput) -> Result<Self::Output, ToolError> {
         let req = prepare(&ctx, input).await?;
-        if let Some(data) = req.gateway(&ctx).await {
+        let (source, answer) = match req.gateway(&ctx).await {
+            Some(data) => ("fluxgit-gateway", Some(data)),
+            None => (LOCAL_ENGINE, req.engine(&ctx).await?),
+        };
+        if let Some(data) = answer {
             let files = data["files"].as_array().cloned().unwrap_or_default();
             let fallbacks: Vec<Value> = files
                 .iter()
@@ -46,7 +52,7 @@ impl Tool for Fallbacks {
                 "analyzedFiles": files.len(),
                 "filesTruncated": data.get("filesTruncated").cloned().unwrap_or(json!(false)),
             });
-            return Ok(envelope::<Self, _>(&req.repo, "fluxgit-gateway", out));
+            return Ok(envelope::<Self, _>(&req.repo, source, out));
         }
         let (paths, total) = req.changed(&ctx, MAX_FALLBACKS).await?;
         let fallbacks: Vec<Value> = paths

@@ -1,10 +1,12 @@
 //! What `diff.semantic` and `diff.semanticFallbacks` share: the checked request, the
 //! question to the FluxGit diff engine through the gateway's read-only bridge, and the
-//! honest local fallback.
+//! built-in engine's answer.
 //!
 //! Without a reachable gateway, or for a repository FluxGit has not registered, both
-//! tools answer the local fallback: `supported:false` and the exact arguments for
-//! `diff.text`. Nothing here ever derives "semantic" structure from a text patch; the
+//! tools answer from the built-in tree-sitter engine (`crate::semantic`); only a binary
+//! built without any grammar answers the seed's `supported:false` fallback with the exact
+//! arguments for `diff.text`. Nothing here ever derives "semantic" structure from a text
+//! patch alone: the engine parses both sides of every file it answers for; the
 //! gateway's answer is passed on only when it says `supported: true`, and every file it
 //! could not parse keeps its text-fallback record.
 
@@ -22,9 +24,12 @@ use crate::gateway::addr::GatewayAddr;
 use crate::gateway::http;
 use crate::git::diff::{DiffQuery, Sides};
 use crate::git::{Git, Oid, Repo, RepoRelPath, Rev, repo};
+use crate::semantic;
 use crate::tools::{CallCtx, Tool};
 
-/// The seed's wording, verbatim.
+/// `source` of an answer from the built-in engine.
+pub const LOCAL_ENGINE: &str = "local-engine";
+/// The seed's wording, verbatim, for a binary built without any grammar.
 pub const LOCAL_REASON: &str = "Semantic diff is not available in local sidecar fallback mode.";
 const FILE_FALLBACK_REASON: &str = "The semantic engine could not parse this file (unsupported language, binary or unreadable source); use a text diff for it.";
 /// Paths sent to the engine at most.
@@ -136,6 +141,32 @@ impl Request {
         })
     }
 
+    /// What `git diff` compares for these arguments.
+    fn sides(&self) -> Sides {
+        match (&self.base, &self.head) {
+            (Some(base), Some(head)) => Sides::Trees(base.clone(), head.clone()),
+            (Some(one), None) | (None, Some(one)) => Sides::RevToWorktree(one.clone()),
+            (None, None) => Sides::IndexToWorktree,
+        }
+    }
+
+    /// The local engine's answer (`None` when no grammar is compiled in), each fallback
+    /// file with its `diff.text` arguments.
+    pub(super) async fn engine(&self, ctx: &CallCtx) -> Result<Option<Value>, ToolError> {
+        if !semantic::available() {
+            return Ok(None);
+        }
+        let git = Git::new(&self.repo, &ctx.cancel);
+        let sides = self.sides();
+        let query = semantic::Query {
+            sides: &sides,
+            path: self.path.as_ref(),
+            only: None,
+        };
+        let answer = semantic::run(&git, &self.repo, query).await?;
+        Ok(Some(semantic::data(&answer, |p| self.text_args(Some(p)))))
+    }
+
     /// Changed paths, as `git diff --name-only` lists them for these arguments.
     pub(super) async fn changed(
         &self,
@@ -143,11 +174,7 @@ impl Request {
         max: usize,
     ) -> Result<(Vec<String>, u64), ToolError> {
         let git = Git::new(&self.repo, &ctx.cancel);
-        let sides = match (&self.base, &self.head) {
-            (Some(base), Some(head)) => Sides::Trees(base.clone(), head.clone()),
-            (Some(one), None) | (None, Some(one)) => Sides::RevToWorktree(one.clone()),
-            (None, None) => Sides::IndexToWorktree,
-        };
+        let sides = self.sides();
         let query = DiffQuery {
             sides: &sides,
             path: self.path.as_ref(),

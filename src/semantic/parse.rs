@@ -1,0 +1,187 @@
+//! One parse under budgets: a time limit per side, a node limit, and a full account of
+//! syntax errors, since a tree with any error never backs a semantic answer.
+
+use std::ops::ControlFlow;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Tree};
+
+use super::languages::Lang;
+use super::outline::Definition;
+
+/// Nodes one tree may hold; beyond it the file is read as text.
+pub const MAX_NODES: usize = 1_500_000;
+
+/// A clean parse: the source, its tree, and where each line starts.
+#[derive(Debug)]
+pub struct Parsed {
+    pub source: Vec<u8>,
+    pub tree: Tree,
+    starts: Vec<usize>,
+    /// The tree's definitions, listed on first use.
+    pub(super) outline: OnceLock<Vec<Definition>>,
+}
+
+/// Why a side has no usable tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseFailure {
+    /// The parse ran past its time budget.
+    TooSlow(Duration),
+    TooManyNodes(usize),
+    /// Syntax errors: how many, and the first one's 1-based line and column.
+    Errors {
+        count: usize,
+        line: usize,
+        column: usize,
+    },
+    /// The grammar is not compiled in, or the runtime refused it.
+    NoGrammar,
+}
+
+impl ParseFailure {
+    /// Whether the same blob would fail the same way again (a timeout may not).
+    pub fn is_stable(&self) -> bool {
+        !matches!(self, ParseFailure::TooSlow(_))
+    }
+}
+
+impl Parsed {
+    /// Lines in the source (a final line without a newline counts).
+    pub fn line_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The bytes of 1-based `line`, without its newline.
+    pub fn line(&self, line: usize) -> Option<&[u8]> {
+        let (start, end) = self.line_span(line)?;
+        Some(&self.source[start..end])
+    }
+
+    /// Byte range of 1-based `line`, without its newline.
+    pub fn line_span(&self, line: usize) -> Option<(usize, usize)> {
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let end = match self.starts.get(line) {
+            Some(next) => next - 1,
+            None => self.source.len() - usize::from(self.source.ends_with(b"\n")),
+        };
+        Some((start, end))
+    }
+}
+
+/// Parses `source` as `lang`, within `budget` of wall time.
+pub fn parse(lang: Lang, source: Vec<u8>, budget: Duration) -> Result<Parsed, ParseFailure> {
+    let grammar = lang.grammar().ok_or(ParseFailure::NoGrammar)?;
+    let mut parser = Parser::new();
+    parser
+        .set_language(&grammar)
+        .map_err(|_| ParseFailure::NoGrammar)?;
+    let started = Instant::now();
+    let mut over = |_: &tree_sitter::ParseState| {
+        if started.elapsed() > budget {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let options = ParseOptions::new().progress_callback(&mut over);
+    let len = source.len();
+    let tree = parser
+        .parse_with_options(
+            &mut |at: usize, _| if at < len { &source[at..] } else { &[][..] },
+            None,
+            Some(options),
+        )
+        .ok_or(ParseFailure::TooSlow(budget))?;
+    let root = tree.root_node();
+    let nodes = root.descendant_count();
+    if nodes > MAX_NODES {
+        return Err(ParseFailure::TooManyNodes(nodes));
+    }
+    if root.has_error() {
+        return Err(errors(root));
+    }
+    let starts = line_starts(&source);
+    Ok(Parsed {
+        source,
+        tree,
+        starts,
+        outline: OnceLock::new(),
+    })
+}
+
+fn line_starts(source: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', source).map(|i| i + 1));
+    if starts.last() == Some(&source.len()) && !source.is_empty() {
+        starts.pop();
+    }
+    if source.is_empty() {
+        starts.clear();
+    }
+    starts
+}
+
+/// Counts error and missing nodes, visiting only subtrees that hold one.
+fn errors(root: Node<'_>) -> ParseFailure {
+    let mut count = 0;
+    let mut first: Option<(usize, usize)> = None;
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_error() || node.is_missing() {
+            count += 1;
+            let at = node.start_position();
+            if first.is_none_or(|f| (at.row, at.column) < f) {
+                first = Some((at.row, at.column));
+            }
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor).filter(Node::has_error));
+    }
+    let (row, column) = first.unwrap_or((0, 0));
+    ParseFailure::Errors {
+        count: count.max(1),
+        line: row + 1,
+        column: column + 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUDGET: Duration = Duration::from_millis(300);
+
+    #[test]
+    fn lines_are_indexed_without_their_newlines() {
+        let p = parse(Lang::Rust, b"fn a() {}\n\nfn b() {}".to_vec(), BUDGET).unwrap();
+        assert_eq!(p.line_count(), 3);
+        assert_eq!(p.line(1), Some(&b"fn a() {}"[..]));
+        assert_eq!(p.line(2), Some(&b""[..]));
+        assert_eq!(p.line(3), Some(&b"fn b() {}"[..]));
+        assert_eq!(p.line(4), None);
+        let p = parse(Lang::Rust, b"fn a() {}\n".to_vec(), BUDGET).unwrap();
+        assert_eq!(p.line_count(), 1);
+        assert_eq!(p.line(1), Some(&b"fn a() {}"[..]));
+    }
+
+    #[test]
+    fn syntax_errors_are_counted_with_the_first_position() {
+        let failure = parse(Lang::Rust, b"fn a() {}\nfn b( {\n".to_vec(), BUDGET).unwrap_err();
+        let ParseFailure::Errors { count, line, .. } = failure else {
+            panic!("{failure:?}");
+        };
+        assert!(count >= 1);
+        assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn a_spent_budget_stops_the_parse() {
+        let big = "fn a() { let x = [1, 2, 3]; }\n"
+            .repeat(20_000)
+            .into_bytes();
+        let failure = parse(Lang::Rust, big, Duration::ZERO).unwrap_err();
+        assert_eq!(failure, ParseFailure::TooSlow(Duration::ZERO));
+    }
+}

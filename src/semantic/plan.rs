@@ -1,0 +1,241 @@
+//! One call's work list: which files fall back before any reading (unmerged, binary, not
+//! a regular file, no grammar), where each remaining side comes from (the tree cache, a
+//! blob, the working tree), and then, off the async runtime, the parses and answers under
+//! the call's deadline.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::answer::FileAnswer;
+use super::cache::{self, Entry};
+use super::file::{self, Sides};
+use super::languages::Lang;
+use super::parse::{self, ParseFailure};
+use super::patch::FileDiff;
+use super::source::{self, Side};
+use super::{CALL_BUDGET, PARSE_BUDGET};
+
+/// Where one side's tree comes from.
+enum From {
+    Absent,
+    Cached(Entry),
+    Blob(String),
+    Worktree,
+}
+
+enum Step {
+    Fallback(String),
+    Analyze { lang: Lang, old: From, new: From },
+}
+
+pub struct Plan {
+    steps: Vec<(FileDiff, Step)>,
+}
+
+impl Plan {
+    pub fn new(files: Vec<FileDiff>) -> Plan {
+        let steps = files
+            .into_iter()
+            .map(|f| {
+                let step = step(&f);
+                (f, step)
+            })
+            .collect();
+        Plan { steps }
+    }
+
+    /// Blob ids the cache does not hold.
+    pub fn to_fetch(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (_, step) in &self.steps {
+            if let Step::Analyze { old, new, .. } = step {
+                for side in [old, new] {
+                    if let From::Blob(oid) = side
+                        && !out.contains(oid)
+                    {
+                        out.push(oid.clone());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Parses and answers every file; the flag says the deadline cut the work short.
+    pub fn finish(
+        self,
+        mut fetched: HashMap<String, Side>,
+        worktree: Option<PathBuf>,
+        deadline: Instant,
+    ) -> (Vec<FileAnswer>, bool) {
+        let mut spent = false;
+        let mut out = Vec::with_capacity(self.steps.len());
+        for (diff, step) in self.steps {
+            let path = String::from_utf8_lossy(&diff.path).into_owned();
+            let old_path = (diff.old_path != diff.path)
+                .then(|| String::from_utf8_lossy(&diff.old_path).into_owned());
+            let result = match step {
+                Step::Fallback(reason) => Err(reason),
+                Step::Analyze { .. } if Instant::now() >= deadline => {
+                    spent = true;
+                    Err(format!(
+                        "call-budget: the {} s budget of this call was spent before this file",
+                        CALL_BUDGET.as_secs()
+                    ))
+                }
+                Step::Analyze { lang, old, new } => {
+                    let mut side = |from, name| {
+                        resolve(
+                            from,
+                            lang,
+                            name,
+                            &diff,
+                            &mut fetched,
+                            worktree.as_deref(),
+                            deadline,
+                        )
+                    };
+                    side(old, "old").and_then(|old| {
+                        let new = side(new, "new")?;
+                        let sides = Sides {
+                            old: tree(old.as_ref()),
+                            new: tree(new.as_ref()),
+                        };
+                        file::analyze(lang, &diff, &sides)
+                    })
+                }
+            };
+            out.push(match result {
+                Ok(mut answer) => {
+                    answer.path = path;
+                    answer.old_path = old_path;
+                    answer
+                }
+                Err(reason) => FileAnswer::fallback(path, old_path, reason),
+            });
+        }
+        (out, spent)
+    }
+}
+
+fn tree(entry: Option<&Entry>) -> Option<&parse::Parsed> {
+    entry.and_then(|e| e.as_ref().as_ref().ok())
+}
+
+fn step(f: &FileDiff) -> Step {
+    let regular = |mode: &str| matches!(mode, "100644" | "100755" | "000000");
+    if f.status == b'U' {
+        return Step::Fallback("unmerged: the path has unresolved conflicts".into());
+    }
+    if !regular(&f.old_mode) || !regular(&f.new_mode) {
+        let mode = if regular(&f.old_mode) {
+            &f.new_mode
+        } else {
+            &f.old_mode
+        };
+        let what = match mode.as_str() {
+            "120000" => "a symbolic link",
+            "160000" => "a submodule",
+            _ => "not a regular file",
+        };
+        return Step::Fallback(format!("not-a-file: {what} (mode {mode})"));
+    }
+    if f.binary {
+        return Step::Fallback("binary: git reports binary content".into());
+    }
+    let Some(lang) = Lang::for_path(&f.path) else {
+        return Step::Fallback(
+            "unsupported-language: no grammar compiled in for this file type".into(),
+        );
+    };
+    if Lang::for_path(&f.old_path) != Some(lang) {
+        return Step::Fallback("unsupported-language: the rename changes the language".into());
+    }
+    let side = |oid: &Option<String>, mode: &str| match oid {
+        _ if mode == "000000" => From::Absent,
+        Some(oid) => match cache::get(oid, lang) {
+            Some(entry) => From::Cached(entry),
+            None => From::Blob(oid.clone()),
+        },
+        None => From::Worktree,
+    };
+    Step::Analyze {
+        lang,
+        old: side(&f.old_oid, &f.old_mode),
+        new: side(&f.new_oid, &f.new_mode),
+    }
+}
+
+/// One side's parse, or the reason the file falls back.
+fn resolve(
+    from: From,
+    lang: Lang,
+    side: &str,
+    diff: &FileDiff,
+    fetched: &mut HashMap<String, Side>,
+    worktree: Option<&std::path::Path>,
+    deadline: Instant,
+) -> Result<Option<Entry>, String> {
+    let (bytes, oid) = match from {
+        From::Absent => return Ok(None),
+        From::Cached(entry) => return explain(entry, side).map(Some),
+        From::Blob(oid) => (fetched.remove(&oid), Some(oid)),
+        From::Worktree => match worktree {
+            Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
+            None => (None, None),
+        },
+    };
+    let bytes = match bytes {
+        Some(Side::Bytes(bytes)) => bytes,
+        Some(Side::TooLarge(size)) => {
+            return Err(format!(
+                "too-large: {size} bytes ({side} side), over the {}-byte limit",
+                source::MAX_FILE_BYTES
+            ));
+        }
+        Some(Side::OverBudget) => {
+            return Err(format!(
+                "memory-budget: the call's {} MiB of source was spent before the {side} side",
+                source::CALL_BYTES / (1024 * 1024)
+            ));
+        }
+        Some(Side::Unreadable(why)) => return Err(format!("unreadable: {side} side: {why}")),
+        None => return Err(format!("unreadable: {side} side could not be read")),
+    };
+    let budget = PARSE_BUDGET.min(deadline.saturating_duration_since(Instant::now()));
+    let entry: Entry = Arc::new(parse::parse(lang, bytes, budget));
+    if let Some(oid) = oid {
+        cache::put(&oid, lang, &entry);
+    }
+    explain(entry, side).map(Some)
+}
+
+/// A parse that failed becomes the file's fallback reason.
+fn explain(entry: Entry, side: &str) -> Result<Entry, String> {
+    match entry.as_ref() {
+        Ok(_) => Ok(entry),
+        Err(ParseFailure::Errors {
+            count,
+            line,
+            column,
+        }) => {
+            let s = if *count == 1 { "" } else { "s" };
+            Err(format!(
+                "parse-error: {count} error{s} ({side} side), first at {line}:{column}"
+            ))
+        }
+        Err(ParseFailure::TooSlow(budget)) => Err(format!(
+            "parse-budget: parsing the {side} side took over {} ms",
+            budget.as_millis()
+        )),
+        Err(ParseFailure::TooManyNodes(nodes)) => Err(format!(
+            "node-budget: {nodes} nodes ({side} side), over the limit of {}",
+            parse::MAX_NODES
+        )),
+        Err(ParseFailure::NoGrammar) => {
+            Err("unsupported-language: the grammar could not be loaded".into())
+        }
+    }
+}

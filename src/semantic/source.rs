@@ -1,0 +1,68 @@
+//! The two sides' contents: blobs through one `cat-file --batch` for every side the cache
+//! does not already hold, and working-tree files read from disk.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::git::cat_file::objects;
+use crate::git::{Git, GitError, Oid};
+use crate::parse::cat_file_batch::Answer;
+
+/// Largest side parsed; a bigger file is read as text.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+/// Source bytes one call reads at most, which bounds its memory with the trees.
+pub const CALL_BYTES: usize = 48 * 1024 * 1024;
+
+/// One side's bytes, or why there are none.
+#[derive(Debug)]
+pub enum Side {
+    Bytes(Vec<u8>),
+    TooLarge(u64),
+    /// The call's byte budget was spent before this side.
+    OverBudget,
+    Unreadable(String),
+}
+
+/// The contents of `oids`, keyed by id.
+pub async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Side>, GitError> {
+    let parsed: Vec<Oid> = oids.iter().filter_map(|o| Oid::parse(o)).collect();
+    let refs: Vec<&Oid> = parsed.iter().collect();
+    let answers = objects(git, &refs, MAX_FILE_BYTES + 1, CALL_BYTES).await?;
+    let mut out = HashMap::new();
+    for (oid, answer) in parsed.iter().zip(answers) {
+        let side = match answer {
+            Answer::Found(object) if object.size > MAX_FILE_BYTES as u64 => {
+                Side::TooLarge(object.size)
+            }
+            Answer::Found(object) if object.truncated() => Side::OverBudget,
+            Answer::Found(object) => Side::Bytes(object.bytes),
+            Answer::Absent { reason, .. } => Side::Unreadable(format!("blob {reason}")),
+        };
+        out.insert(oid.to_string(), side);
+    }
+    Ok(out)
+}
+
+/// A working-tree file: a regular file only (never through a symlink), at most
+/// [`MAX_FILE_BYTES`].
+pub fn worktree_file(root: &Path, path: &[u8]) -> Side {
+    let Ok(rel) = std::str::from_utf8(path) else {
+        return Side::Unreadable("the path is not UTF-8".into());
+    };
+    let full = root.join(rel);
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(meta) => meta,
+        Err(e) => return Side::Unreadable(e.kind().to_string()),
+    };
+    if !meta.is_file() {
+        return Side::Unreadable("not a regular file".into());
+    }
+    if meta.len() > MAX_FILE_BYTES as u64 {
+        return Side::TooLarge(meta.len());
+    }
+    match std::fs::read(&full) {
+        Ok(bytes) if bytes.len() <= MAX_FILE_BYTES => Side::Bytes(bytes),
+        Ok(bytes) => Side::TooLarge(bytes.len() as u64),
+        Err(e) => Side::Unreadable(e.kind().to_string()),
+    }
+}
