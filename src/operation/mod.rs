@@ -19,11 +19,15 @@
 pub mod branch;
 pub mod commit;
 pub mod crash;
+pub mod discard;
 mod fields;
 pub mod intent;
+pub mod merge;
 pub mod paths;
 pub mod pins;
+pub mod plan;
 mod preview;
+pub mod reset;
 pub mod worktree;
 
 use async_trait::async_trait;
@@ -89,6 +93,15 @@ pub enum OpError {
     /// Git refused the write (or a read it needed).
     #[error("git failed: {message}")]
     Git { message: String },
+    /// Git refused the write, and the result says more than the message (`conflicts`, …):
+    /// `details` join the failure's fields.
+    #[error("git failed: {message}")]
+    Refused { message: String, details: Fields },
+    /// A step of a write made of several failed: the executor puts the repository back to
+    /// the restore point taken before the first step, and reports `details` (what each
+    /// step did) with `failure: "rolledBack"`.
+    #[error("{message}")]
+    RollBack { message: String, details: Fields },
     /// Something this operation does not do (a bare repository, …).
     #[error("{0}")]
     Unsupported(String),
@@ -180,7 +193,15 @@ pub trait Operation: Send + Sync {
 }
 
 /// Every operation type this build implements, in the order tools list them.
-pub static ALL: &[&dyn Operation] = &[&worktree::Worktree, &commit::Commit, &branch::Branch];
+pub static ALL: &[&dyn Operation] = &[
+    &worktree::Worktree,
+    &commit::Commit,
+    &branch::Branch,
+    &merge::Merge,
+    &discard::Discard,
+    &reset::Reset,
+    &plan::Plan,
+];
 
 /// The operation type named `kind`, if this build implements it.
 pub fn find(kind: &str) -> Option<&'static dyn Operation> {

@@ -18,6 +18,7 @@ mod common;
 mod conflict;
 mod diff_text;
 mod exec_crash;
+mod exec_history;
 mod exec_ops;
 mod exec_restore;
 mod fleet;
