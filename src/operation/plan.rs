@@ -271,35 +271,35 @@ fn failed(steps: &[Step], mut results: Vec<Value>, i: usize, e: OpError) -> OpEr
 }
 
 /// One intent for the whole plan: each ref's pre-state as the first step touching it
-/// expects it; its post-state from the last step touching it, kept only when that step
-/// alone moves it or expects an absolute state — a relative one (a child of, a descendant
-/// of) was computed against the repository before the plan, not after the steps before.
+/// expects it; its post-state followed step by step while each step starts from the state
+/// the one before leaves. A step pinned on another state than that (a merge pinned on the
+/// branch a reset before it moves) leaves the ref's post-state unknown, and unknown refs
+/// are left out of the post-state rather than guessed.
 fn combine(intents: &[Intent]) -> Intent {
     let mut out = Intent::default();
-    let mut touched: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut known: std::collections::BTreeMap<String, Option<Expect>> = Default::default();
     for intent in intents {
         for (name, expect) in &intent.pre {
             out.pre
                 .entry(name.clone())
                 .or_insert_with(|| expect.clone());
         }
-        for name in intent.refs() {
-            *touched.entry(name).or_default() += 1;
+        for (name, post) in &intent.post {
+            let consistent = match known.get(name) {
+                None => true,
+                Some(Some(left)) => intent.pre.get(name) == Some(left),
+                Some(None) => false,
+            };
+            known.insert(name.clone(), consistent.then(|| post.clone()));
         }
         if out.worktree.is_none() {
             out.worktree.clone_from(&intent.worktree);
         }
     }
-    for intent in intents {
-        for (name, expect) in &intent.post {
-            let relative = matches!(expect, Expect::ChildOf { .. } | Expect::Descends { .. });
-            if touched.get(name.as_str()).copied().unwrap_or(0) > 1 && relative {
-                out.post.remove(name);
-            } else {
-                out.post.insert(name.clone(), expect.clone());
-            }
-        }
-    }
+    out.post = known
+        .into_iter()
+        .filter_map(|(name, post)| post.map(|p| (name, p)))
+        .collect();
     out
 }
 
@@ -350,7 +350,7 @@ mod tests {
     }
 
     #[test]
-    fn combined_intent_keeps_first_pre_and_drops_relative_posts_of_shared_refs() {
+    fn combined_intent_follows_each_ref_while_the_steps_chain() {
         let at = |o: &str| Expect::At { oid: o.into() };
         let mut a = Intent::default();
         a.pre.insert("refs/heads/main".into(), at("1"));
@@ -365,12 +365,22 @@ mod tests {
         );
         b.post
             .insert("refs/stash".into(), Expect::ChildOf { parent: None });
+        // b was pinned on 9, not on the 2 that a leaves: main's end state is unknown.
         let c = combine(&[a.clone(), b.clone()]);
         assert_eq!(c.pre["refs/heads/main"], at("1"));
         assert!(!c.post.contains_key("refs/heads/main"));
         assert!(c.post.contains_key("refs/stash"));
-        let c = combine(&[b, a]);
-        assert_eq!(c.post["refs/heads/main"], at("2"));
+        let c = combine(&[b.clone(), a.clone()]);
+        assert!(!c.post.contains_key("refs/heads/main"));
+        // A step that starts where the one before ends keeps the chain; once broken it
+        // stays unknown.
+        let mut d = Intent::default();
+        d.pre.insert("refs/heads/main".into(), at("2"));
+        d.post.insert("refs/heads/main".into(), at("3"));
+        let c = combine(&[a.clone(), d.clone()]);
+        assert_eq!(c.post["refs/heads/main"], at("3"));
+        let c = combine(&[a, b, d]);
+        assert!(!c.post.contains_key("refs/heads/main"));
         assert_eq!(c.refs(), ["refs/heads/main", "refs/stash"]);
     }
 }

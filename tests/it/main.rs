@@ -20,6 +20,7 @@ mod diff_text;
 mod exec_crash;
 mod exec_history;
 mod exec_ops;
+mod exec_plan;
 mod exec_restore;
 mod fleet;
 mod gateway_audit;
