@@ -39,6 +39,9 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "message" => json!("A registry-driven commit"),
         "name" => json!("agent/registry-sweep"),
         "branch" => json!("agent/registry-worktree"),
+        "sourceRef" => json!("feat"),
+        "paths" => json!(["d1"]),
+        "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
 }
