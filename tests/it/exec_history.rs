@@ -4,27 +4,34 @@
 //! with nothing written, and a refusal leaves the repository as it was.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use gitward::gateway::api::{FailureKind, Status, StatusRecord};
 use serde_json::{Value, json};
 
 use super::exec_ops::{Rig, content_state};
 use super::exec_restore::tree_of;
+use crate::common::Fixture;
 
 /// Everything a restore must put back: files, the index file, HEAD, the branches and the
 /// stash.
 pub fn snapshot(rig: &Rig) -> Value {
-    let files: BTreeMap<String, Value> = tree_of(&rig.repo)
+    snapshot_at(&rig.fx, &rig.repo)
+}
+
+/// [`snapshot`] of any fixture repository.
+pub fn snapshot_at(fx: &Fixture, repo: &Path) -> Value {
+    let files: BTreeMap<String, Value> = tree_of(repo)
         .into_iter()
         .map(|(k, (m, b))| (k, json!([m, String::from_utf8_lossy(&b)])))
         .collect();
-    let git_dir = rig.repo.join(".git");
+    let git_dir = repo.join(".git");
     let state = ["MERGE_HEAD", "SQUASH_MSG", "rebase-merge"].map(|f| git_dir.join(f).exists());
     json!({
         "files": files,
         "index": format!("{:x?}", std::fs::read(git_dir.join("index")).unwrap()),
         "head": std::fs::read_to_string(git_dir.join("HEAD")).unwrap(),
-        "refs": rig.git(&["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/stash"]),
+        "refs": fx.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/stash"]),
         "state": state,
     })
 }
@@ -39,18 +46,22 @@ fn logical(rig: &Rig) -> Value {
 /// main: c1 a.txt, c2 dir/b.txt, c3 a.txt gains `main`; `side` (from c3) adds c.txt;
 /// `feature` (from c3) adds e.txt; `clash` (from c2) gives a.txt another third line.
 pub fn history(rig: &Rig) {
-    let fx = &rig.fx;
-    let r = &rig.repo;
-    rig.git(&["switch", "-q", "-c", "clash"]);
+    history_in(&rig.fx, &rig.repo);
+}
+
+/// [`history`] in any fixture repository.
+pub fn history_in(fx: &Fixture, r: &Path) {
+    let git = |args: &[&str]| fx.git(r, args);
+    git(&["switch", "-q", "-c", "clash"]);
     fx.commit(r, "a.txt", "one\ntwo\nclash\n", "clash a");
-    rig.git(&["switch", "-q", "main"]);
+    git(&["switch", "-q", "main"]);
     fx.commit(r, "a.txt", "one\ntwo\nmain\n", "main a");
-    rig.git(&["switch", "-q", "-c", "side"]);
+    git(&["switch", "-q", "-c", "side"]);
     fx.commit(r, "c.txt", "sea\n", "side c");
     fx.commit(r, "c.txt", "sea\nmore\n", "side c again");
-    rig.git(&["switch", "-q", "-c", "feature", "main"]);
+    git(&["switch", "-q", "-c", "feature", "main"]);
     fx.commit(r, "e.txt", "eee\n", "feature e");
-    rig.git(&["switch", "-q", "main"]);
+    git(&["switch", "-q", "main"]);
 }
 
 pub fn result(record: &StatusRecord) -> Value {

@@ -40,6 +40,7 @@ mod interop_ts;
 mod load;
 mod operation_cancel;
 mod operation_e2e;
+mod operation_e2e_history;
 mod operation_hostile;
 mod operation_peer;
 mod operation_preview;
