@@ -227,10 +227,19 @@ pub fn scoped_key(kind: &str, client_key: Option<&str>) -> String {
 
 /// The proposal's repository-relative paths, when its fields name them.
 fn proposal_paths(fields: &Map<String, Value>) -> Option<Vec<String>> {
-    let paths = fields.get("paths")?.as_array()?;
+    // A plan names its paths in its steps (a discard step's `paths`).
+    let steps = fields.get("steps").and_then(Value::as_array);
+    let lists: Vec<&Vec<Value>> = std::iter::once(fields)
+        .chain(steps.into_iter().flatten().filter_map(Value::as_object))
+        .filter_map(|f| f.get("paths")?.as_array())
+        .collect();
+    if lists.is_empty() {
+        return None;
+    }
     Some(
-        paths
-            .iter()
+        lists
+            .into_iter()
+            .flatten()
             .filter_map(Value::as_str)
             .map(str::to_owned)
             .collect(),
