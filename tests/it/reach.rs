@@ -192,12 +192,16 @@ fn fifos_in_the_git_directory_never_stall_the_server() {
 fn example(tool: &str, field: &str) -> Value {
     match field {
         "path" => json!("a.txt"),
+        "targetRef" if tool == "operation.preview.merge" => json!("main"),
         "targetRef" | "commit" => json!("HEAD"),
         "since" => json!("2000-01-01T00:00:00Z"),
         "reason" => json!("proposed by the reach test"),
         "message" => json!("A commit"),
         "name" => json!("agent/reach"),
         "branch" => json!("agent/reach-worktree"),
+        "sourceRef" => json!("HEAD"),
+        "paths" => json!(["a.txt"]),
+        "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }
