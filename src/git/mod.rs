@@ -34,6 +34,7 @@ pub mod reflog;
 pub mod refs;
 pub mod remote;
 pub mod repo;
+pub mod safety_stash;
 pub mod stash;
 pub mod status;
 mod trust;
@@ -41,6 +42,7 @@ pub mod update_ref;
 pub mod worktree;
 pub mod worktree_state;
 pub mod write;
+pub mod write_history;
 
 use std::ffi::OsString;
 use std::time::Duration;

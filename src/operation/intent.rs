@@ -25,6 +25,9 @@ pub enum Expect {
     /// The ref points at a new commit whose first parent is `parent` (a root commit when
     /// `None`): the result of a commit whose id cannot be known in advance.
     ChildOf { parent: Option<String> },
+    /// The ref points at `from` or a commit that has `from` as an ancestor: the result of
+    /// replaying commits on top of it, whose ids cannot be known in advance.
+    Descends { from: String },
     /// `HEAD` is a symbolic ref to `target` (a branch, born or not).
     Symbolic { target: String },
     /// `HEAD` is detached at `oid`.
@@ -123,6 +126,14 @@ pub async fn meets(git: &Git<'_>, expect: &Expect, found: &Found) -> Result<bool
                 first_parent(git, f)
                     .await?
                     .is_some_and(|p| p.as_ref().map(Oid::as_str) == parent.as_deref())
+            }
+        }
+        (Expect::Descends { from }, Found::At(f) | Found::Symbolic { oid: Some(f), .. }) => {
+            match Oid::parse(from) {
+                Some(from) => {
+                    crate::git::merge_base::is_ancestor(git, &from, f).await? == Some(true)
+                }
+                None => false,
             }
         }
         (Expect::Symbolic { target }, Found::Symbolic { target: t, .. }) => t == target,

@@ -20,11 +20,15 @@ pub mod branch;
 pub mod branch_delete;
 pub mod commit;
 pub mod crash;
+pub mod discard;
 mod fields;
 pub mod intent;
+pub mod merge;
 pub mod paths;
 pub mod pins;
+pub mod plan;
 mod preview;
+pub mod reset;
 pub mod risk;
 pub mod worktree;
 
@@ -91,6 +95,15 @@ pub enum OpError {
     /// Git refused the write (or a read it needed).
     #[error("git failed: {message}")]
     Git { message: String },
+    /// Git refused the write, and the result says more than the message (`conflicts`, …):
+    /// `details` join the failure's fields.
+    #[error("git failed: {message}")]
+    Refused { message: String, details: Fields },
+    /// A step of a write made of several failed: the executor puts the repository back to
+    /// the restore point taken before the first step, and reports `details` (what each
+    /// step did) with `failure: "rolledBack"`.
+    #[error("{message}")]
+    RollBack { message: String, details: Fields },
     /// Something this operation does not do (a bare repository, …).
     #[error("{0}")]
     Unsupported(String),
@@ -195,6 +208,10 @@ pub static ALL: &[&dyn Operation] = &[
     &commit::Commit,
     &branch::Branch,
     &branch_delete::BranchDelete,
+    &merge::Merge,
+    &discard::Discard,
+    &reset::Reset,
+    &plan::Plan,
 ];
 
 /// The operation type named `kind`, if this build implements it.

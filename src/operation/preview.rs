@@ -33,7 +33,7 @@ pub async fn commit(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
     staged(&git, &index).await
 }
 
-fn status_word(letter: u8) -> &'static str {
+pub(crate) fn status_word(letter: u8) -> &'static str {
     match letter {
         b'A' => "added",
         b'D' => "deleted",

@@ -37,6 +37,7 @@ VALUES = {
     "branch": "feature",
     "path": "a.txt",
     "paths": ["a.txt"],
+    "steps": [{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}],
     "reason": "interoperability check",
     "previewId": "1f3c5b9a-0c1d-4e2f-8a9b-0123456789ab",
     "message": "interoperability check",

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::exec_ops::Rig;
 
 /// Every file under `top` except `.git`: path → (kind and mode, bytes).
-fn tree_of(top: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
+pub fn tree_of(top: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
     let mut out = BTreeMap::new();
     let mut stack = vec![top.to_owned()];
     while let Some(dir) = stack.pop() {

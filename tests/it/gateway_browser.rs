@@ -3,6 +3,7 @@
 //! API, decisions made by clicking, and every outcome checked with plain git.
 
 mod harness;
+mod history;
 
 use std::collections::BTreeMap;
 use std::path::Path;

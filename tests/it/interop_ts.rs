@@ -64,6 +64,7 @@ fn value_for(prop: &str, repo: &Path) -> Option<Value> {
         "refName" => json!("HEAD"),
         "path" => json!("a.txt"),
         "paths" => json!(["a.txt"]),
+        "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         "since" => json!("2020-01-01T00:00:00Z"),
         "previewId" => json!(crate::operation_status::ID),
         "reason" => json!("the interop run proposes this"),
@@ -153,7 +154,7 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
     let tools = served_tools(&fx, &["--allowed-root", &allowed]);
-    assert_eq!(tools.len(), 35, "the spec tools are served too");
+    assert_eq!(tools.len(), 39, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
         .stdin(Stdio::piped())
@@ -238,8 +239,8 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     );
     assert_eq!(
         summary["calls"].as_object().unwrap().len(),
-        read_only + 5,
-        "the four previews and operation.cancel too: {summary}"
+        read_only + 9,
+        "the eight previews and operation.cancel too: {summary}"
     );
     assert_eq!(summary["errors"].as_object().unwrap().len(), 5, "{summary}");
     for (_, error) in summary["errors"].as_object().unwrap() {

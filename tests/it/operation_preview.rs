@@ -558,3 +558,41 @@ fn operation_preview_commit_names_other_agents_after_the_gateway_accepted() {
     assert_eq!(quiet["accepted"], true, "{quiet}");
     assert!(quiet.get("otherAgents").is_none(), "{quiet}");
 }
+
+#[test]
+fn discard_and_plan_steps_name_their_paths_for_the_overlap() {
+    let fx = Fixture::new();
+    let repo = repo(&fx);
+    claude_edited(&fx, &repo, "src/lib.rs");
+    for (tool, fields) in [
+        (
+            "operation.preview.discard",
+            json!({"paths": ["src/lib.rs"]}),
+        ),
+        (
+            "operation.preview.plan",
+            json!({"steps": [{"operationType": "reset", "targetRef": "HEAD"},
+                             {"operationType": "discard", "paths": ["src/lib.rs"]}]}),
+        ),
+    ] {
+        let peer = Peer::start(vec![
+            Reply::Json(202, accepted()),
+            Reply::Json(200, record("pending")),
+        ]);
+        let mut args = json!({"repoPath": repo, "reason": "overlap"});
+        for (k, v) in fields.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        let result = fx.server(&[], &peer.env()).call(tool, args);
+        let hint = &result["otherAgents"];
+        assert_eq!(hint["proposalPathsKnown"], true, "{tool}: {result}");
+        let overlapping: Vec<&Value> = hint["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["agent"] == "claude-code")
+            .map(|a| &a["overlappingPaths"])
+            .collect();
+        assert_eq!(overlapping, [&json!(["src/lib.rs"])], "{tool}: {hint}");
+    }
+}

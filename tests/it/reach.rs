@@ -192,6 +192,7 @@ fn fifos_in_the_git_directory_never_stall_the_server() {
 fn example(tool: &str, field: &str) -> Value {
     match field {
         "path" => json!("a.txt"),
+        "targetRef" if tool == "operation.preview.merge" => json!("main"),
         "targetRef" | "commit" => json!("HEAD"),
         "since" => json!("2000-01-01T00:00:00Z"),
         "reason" => json!("proposed by the reach test"),
@@ -201,6 +202,9 @@ fn example(tool: &str, field: &str) -> Value {
         "eventId" => json!("reflog:HEAD@{0}"),
         "restorePointId" => json!("rp_reach"),
         "targets" => json!([{"repoPath": "/nowhere", "branches": ["agent/reach"]}]),
+        "sourceRef" => json!("HEAD"),
+        "paths" => json!(["a.txt"]),
+        "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }

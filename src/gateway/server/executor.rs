@@ -72,6 +72,11 @@ impl Failure {
                 FailureKind::Stale,
                 json!({"moved": moved, "message": "the repository moved since the proposal; nothing was written"}),
             ),
+            OpError::Refused { message, details } | OpError::RollBack { message, details } => {
+                let mut fields = details;
+                fields.insert("message".into(), json!(message));
+                Failure::new(FailureKind::Git, Value::Object(fields))
+            }
             other => Failure::new(FailureKind::Git, json!({"message": other.to_string()})),
         }
     }
@@ -236,6 +241,11 @@ impl Executor {
             f.restore_point_id = Some(point.id.clone());
             f
         };
+        if let Err(e @ OpError::RollBack { .. }) = written {
+            return Err(with_point(
+                roll_back(store, repo, ctx.cancel, &point, e).await,
+            ));
+        }
         let out = written.map_err(|e| with_point(Failure::from_op(e)))?;
         after.map_err(|e| restore_failure(e, Some(&point.id)))?;
         match reached(ctx, &intent).await {
@@ -336,6 +346,31 @@ impl Executor {
         store.set_preview(preview_id, &preview)?;
         Ok(preview)
     }
+}
+
+/// Puts the repository back to `point` after a write made of several steps failed part
+/// way; the failure says what each step did and what the rollback restored.
+async fn roll_back(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    point: &super::store::RestorePoint,
+    e: OpError,
+) -> Failure {
+    let mut failure = Failure::from_op(e);
+    match restore::restore_in(store, repo, point, true, cancel, Timestamp::now()).await {
+        Ok(restored) => {
+            failure.kind = FailureKind::RolledBack;
+            failure.fields.insert("rollback".into(), restored.to_json());
+        }
+        Err(err) => {
+            failure.fields.insert(
+                "rollbackError".into(),
+                json!(format!("the rollback did not finish: {err}")),
+            );
+        }
+    }
+    failure
 }
 
 fn store_failure(e: StoreError) -> Failure {

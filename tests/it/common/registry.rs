@@ -42,6 +42,9 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "targets" => json!([{"repoPath": repo, "branches": ["feat"]}]),
         "eventId" => json!("reflog:HEAD@{0}"),
         "restorePointId" => json!("rp_registry"),
+        "sourceRef" => json!("feat"),
+        "paths" => json!(["d1"]),
+        "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
 }

@@ -2,6 +2,7 @@
 // and their diff, for a branch or a worktree what will exist afterwards.
 
 import { h, shortOid } from './dom.js';
+import { discardPreview, mergePreview, planPreview, resetPreview } from './preview_history.js';
 
 /** Diffs longer than this start folded; their lines are built only when opened. */
 const OPEN_LINES = 400;
@@ -32,6 +33,10 @@ export function renderPreview(card) {
     case 'commit': return commitPreview(card, p);
     case 'branch': return branchPreview(p);
     case 'worktree': return worktreePreview(p);
+    case 'merge': return mergePreview(p);
+    case 'discard': return discardPreview(p);
+    case 'reset': return resetPreview(p);
+    case 'plan': return planPreview(p, renderPreview);
     default: return genericPreview(p);
   }
 }
@@ -54,6 +59,16 @@ function commitPreview(card, p) {
       h('span', { class: 'num del', text: `−${dels}` })),
     h('ul', { class: 'files' }, files.map(fileRow)),
     diff ? diffBox(diff, p.diffTruncated) : null);
+}
+
+/** A file with its status letter and an optional note, for lists without line counts. */
+export function simpleFileRow(f, note) {
+  const status = String(f.status || 'modified');
+  const letter = status.charAt(0).toUpperCase();
+  return h('li', { class: 'file', data: { path: String(f.path) } },
+    h('span', { class: `st st-${letter.toLowerCase()}`, title: status, text: letter }),
+    h('span', { class: 'path', text: String(f.path) }),
+    note ? h('span', { class: 'num muted', text: note }) : null);
 }
 
 function fileRow(f) {
@@ -84,7 +99,7 @@ function bar(adds, dels) {
   return el;
 }
 
-function diffBox(diff, truncated) {
+export function diffBox(diff, truncated) {
   const lines = diff.endsWith('\n') ? diff.slice(0, -1).split('\n') : diff.split('\n');
   const pre = h('pre', { class: 'diff', data: { role: 'diff' } });
   pre.gwLines = lines;
@@ -131,11 +146,11 @@ function fillDiff(pre) {
   pre.appendChild(fragment);
 }
 
-function kv(rows) {
+export function kv(rows) {
   return h('dl', { class: 'kv' }, rows.filter(Boolean).map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }
 
-function oid(value) {
+export function oid(value) {
   return value ? h('code', { class: 'oid', title: String(value), text: shortOid(value) }) : null;
 }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Times the preview tool call (one POST with the gateway's pinning, one status read) of
+# `merge`, `discard`, `reset` (mixed and hard) and `plan` against a real `gitward gateway`
+# on the 20,000-file synthetic repository (scripts/gen-bench-repo), agent detection off.
+# The card previews are computed after the gateway answered and are not in these times.
+# The target is a median of 10 ms or less per call.
+#
+# Usage: scripts/bench-gateway-history.sh [CALLS]   (GITWARD_BIN and MCP_BENCH_BIN
+#                                                    override the binaries)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+calls=${1:-200}
+
+bin=${GITWARD_BIN:-}
+if [ -z "$bin" ]; then
+    cargo build --quiet --release
+    bin="${CARGO_TARGET_DIR:-target}/release/gitward"
+fi
+bench=${MCP_BENCH_BIN:-}
+if [ -z "$bench" ]; then
+    cargo build --quiet --release --example mcp_bench
+    bench="${CARGO_TARGET_DIR:-target}/release/examples/mcp_bench"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gitward-bench.XXXXXX")
+gateway_pid=""
+cleanup() {
+    if [ -n "$gateway_pid" ]; then kill "$gateway_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$work/gitconfig" FLUXGIT_RUN_DIR="$work/run"
+printf '[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n' >"$GIT_CONFIG_GLOBAL"
+scripts/gen-bench-repo "$work/repo" >/dev/null
+repo="$work/repo"
+# A branch to merge: one commit on top of main.
+side=$(git -C "$repo" commit-tree -p HEAD -m side "HEAD^{tree}")
+git -C "$repo" update-ref refs/heads/side "$side"
+modified=$(git -C "$repo" diff --name-only | head -n 1)
+
+mkfifo "$work/started"
+"$bin" gateway --addr 127.0.0.1:0 --ui-addr 127.0.0.1:0 --allowed-root "$work" \
+    --max-pending-per-agent 1000000 >"$work/started" 2>"$work/gateway.err" &
+gateway_pid=$!
+read -r line <"$work/started"
+handshake=$(printf '%s' "$line" | sed -E 's/.*"handshake":"([^"]+)".*/\1/')
+export FLUXGIT_MCP_HANDSHAKE_ADDR="$handshake" FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1
+
+common="\"repoPath\":\"$repo\",\"reason\":\"benchmark\""
+echo "gateway at $handshake; repository: $(git -C "$repo" ls-files | wc -l) files"
+run() {
+    echo "== $1"
+    "$bench" latency "$bin" "$calls" "operation.preview.$2" "{$common,$3}"
+}
+run merge merge '"sourceRef":"side","targetRef":"main"'
+run discard discard "\"paths\":[\"$modified\"]"
+run "reset (mixed)" reset '"targetRef":"HEAD~1"'
+run "reset (hard)" reset '"targetRef":"HEAD~1","mode":"hard"'
+run plan plan "\"steps\":[{\"operationType\":\"discard\",\"paths\":[\"$modified\"]},{\"operationType\":\"reset\",\"targetRef\":\"HEAD~1\"}]"

@@ -1,0 +1,472 @@
+//! `merge`: bring `sourceRef` into the checked-out branch `targetRef`, by one of the
+//! seed's three strategies:
+//!
+//! - `merge`: `git merge` (a fast-forward when git would make one, else a merge commit);
+//! - `squash`: `git merge --squash` then `git commit` with the message git prepared;
+//! - `rebase`: the commits of `sourceRef` replayed on `targetRef` by `git rebase`, then
+//!   `targetRef` fast-forwarded to them — `sourceRef` itself never moves.
+//!
+//! Hooks and signing apply as to the same manual commands. A conflict is never left
+//! behind: the merge (or rebase) is aborted, the repository is as before, and the
+//! failure lists the `conflicts`. The card's preview is `merge-tree` in a scratch object
+//! store: clean or the conflicting paths, and the files that come in.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::commit::checked;
+use super::fields::{ensure, parse, schema_of};
+use super::intent::Found;
+use super::paths::check_branch;
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use crate::gateway::api::FieldError;
+use crate::git::merge::{MergeQuery, Scratch};
+use crate::git::write::GitWrite;
+use crate::git::{Git, Oid, Rev};
+
+/// Conflicting paths and incoming files listed on a card or in a result at most.
+pub const MAX_LISTED: usize = 1000;
+
+/// How the source comes in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    #[default]
+    Merge,
+    Squash,
+    Rebase,
+}
+
+/// The fields of a `merge` proposal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MergeFields {
+    /// What to merge: a branch, tag or commit.
+    #[schemars(length(min = 1, max = 1024))]
+    pub source_ref: String,
+    /// The branch merged into; it must be the checked-out branch.
+    #[schemars(length(min = 1, max = 255))]
+    pub target_ref: String,
+    /// `merge` (default), `squash` (one new commit) or `rebase` (replay, then fast-forward).
+    #[serde(default)]
+    pub strategy: Strategy,
+}
+
+const NAMES: &[&str] = &["sourceRef", "targetRef", "strategy"];
+
+impl MergeFields {
+    pub fn from_fields(fields: &Fields) -> Result<MergeFields, FieldError> {
+        let f: MergeFields = parse(fields, NAMES)?;
+        let ok = Rev::parse("sourceRef", &f.source_ref).is_ok();
+        ensure(ok, "sourceRef", || {
+            "expected a branch, tag or commit (not starting with '-', no control characters)".into()
+        })?;
+        check_branch("targetRef", f.target())?;
+        Ok(f)
+    }
+
+    /// The target's short name (`refs/heads/` accepted and dropped).
+    pub fn target(&self) -> &str {
+        self.target_ref
+            .strip_prefix("refs/heads/")
+            .unwrap_or(&self.target_ref)
+    }
+
+    pub fn refname(&self) -> String {
+        format!("refs/heads/{}", self.target())
+    }
+}
+
+/// The `merge` operation type.
+pub struct Merge;
+
+/// HEAD (on the target), the source's commit, the index, and whether the merge is a
+/// fast-forward.
+async fn read_pins(ctx: Ctx<'_>, f: &MergeFields) -> Result<Value, OpError> {
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let source = Rev::parse("sourceRef", &f.source_ref)?;
+    let (head, source, index) = tokio::join!(
+        pins::head(&git),
+        git.resolve_commit("sourceRef", &source),
+        pins::index_digest(&git)
+    );
+    let (head, source, index) = (head?, source?, index?);
+    let mut out = json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index});
+    if let Found::Symbolic { oid: Some(tip), .. } = &head {
+        let ff = crate::git::merge_base::is_ancestor(&git, tip, &source).await?;
+        out["fastForward"] = json!(ff == Some(true));
+    }
+    Ok(out)
+}
+
+/// The pinned commit of the target branch.
+pub(crate) fn head_oid(pins: &Value) -> Result<Oid, OpError> {
+    pins["head"]["oid"]
+        .as_str()
+        .and_then(Oid::parse)
+        .ok_or_else(|| OpError::Internal("no HEAD commit pinned".into()))
+}
+
+fn source_oid(pins: &Value) -> Result<Oid, OpError> {
+    pins["sourceOid"]
+        .as_str()
+        .and_then(Oid::parse)
+        .ok_or_else(|| OpError::Internal("no source pinned".into()))
+}
+
+/// Refuses what git would refuse or what would do nothing, naming the field.
+async fn check_mergeable(ctx: Ctx<'_>, f: &MergeFields, pins: &Value) -> Result<(), OpError> {
+    if pins["head"]["symbolic"].as_str() != Some(f.refname().as_str()) {
+        return Err(OpError::invalid(
+            "targetRef",
+            format!(
+                "`{}` is not the checked-out branch: a merge writes into the branch checked out",
+                f.target()
+            ),
+        ));
+    }
+    let head = head_oid(pins).map_err(|_| OpError::invalid("targetRef", "has no commit yet"))?;
+    let source = source_oid(pins)?;
+    let git = Git::new(ctx.repo, ctx.cancel);
+    if crate::git::merge_base::is_ancestor(&git, &source, &head).await? == Some(true) {
+        return Err(OpError::invalid(
+            "sourceRef",
+            format!("already merged into `{}`: nothing to merge", f.target()),
+        ));
+    }
+    if crate::git::diff::anything_staged(&git).await? {
+        return Err(OpError::invalid(
+            "targetRef",
+            "the index holds staged changes: commit or unstage them before a merge",
+        ));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Operation for Merge {
+    fn kind(&self) -> &'static str {
+        "merge"
+    }
+
+    fn title(&self) -> &'static str {
+        "Propose a merge"
+    }
+
+    fn description(&self) -> &'static str {
+        "Propose merging sourceRef into the checked-out targetRef (strategy merge, squash or \
+         rebase) for human review. The approval card shows the conflict preflight (clean, or \
+         the conflicting paths) and the files that come in; a conflict at execution aborts \
+         cleanly and reports `conflicts`."
+    }
+
+    fn fields_schema(&self) -> Value {
+        schema_of::<MergeFields>()
+    }
+
+    fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
+        MergeFields::from_fields(fields).map(|_| ())
+    }
+
+    async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
+        let f = MergeFields::from_fields(fields)?;
+        ctx.repo.require_worktree()?;
+        let pins = read_pins(ctx, &f).await?;
+        check_mergeable(ctx, &f, &pins).await?;
+        Ok(Pins(pins))
+    }
+
+    async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {
+        let f = MergeFields::from_fields(fields)?;
+        preview(ctx, &f, &pins.0).await
+    }
+
+    async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
+        let f = MergeFields::from_fields(fields)?;
+        let now = match read_pins(ctx, &f).await {
+            // The source vanished: report it as moved, not as a bad argument.
+            Err(OpError::Invalid { .. }) => json!({"sourceOid": null}),
+            other => other?,
+        };
+        let mut expected = pins.0.clone();
+        if now.get("head").is_none() {
+            expected = json!({"sourceOid": expected["sourceOid"]});
+        }
+        pins::compare(&expected, &now)
+    }
+
+    fn intent(&self, fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
+        let f = MergeFields::from_fields(fields)?;
+        let head = head_oid(&pins.0)?.as_str().to_owned();
+        let post = match f.strategy {
+            Strategy::Merge if pins.0["fastForward"] == true => Expect::At {
+                oid: source_oid(&pins.0)?.as_str().to_owned(),
+            },
+            Strategy::Merge | Strategy::Squash => Expect::ChildOf {
+                parent: Some(head.clone()),
+            },
+            Strategy::Rebase => Expect::Descends { from: head.clone() },
+        };
+        let mut intent = Intent::default();
+        let on_target = Expect::Symbolic {
+            target: f.refname(),
+        };
+        intent.pre.insert("HEAD".into(), on_target.clone());
+        intent.post.insert("HEAD".into(), on_target);
+        intent.pre.insert(f.refname(), Expect::At { oid: head });
+        intent.post.insert(f.refname(), post);
+        Ok(intent)
+    }
+
+    async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError> {
+        let f = MergeFields::from_fields(fields)?;
+        let top = ctx.repo.require_worktree()?;
+        let w = GitWrite::new(top, ctx.cancel);
+        let head = head_oid(&pins.0)?;
+        let source = source_oid(&pins.0)?;
+        match f.strategy {
+            Strategy::Merge => merge(ctx, &w, &f, &source).await?,
+            Strategy::Squash => squash(ctx, &w, &source).await?,
+            Strategy::Rebase => rebase(ctx, &w, &f, &head, &source).await?,
+        }
+        let git = Git::new(ctx.repo, ctx.cancel);
+        let tip = git
+            .head()
+            .await?
+            .ok_or_else(|| OpError::git("the merge left HEAD unborn"))?;
+        let mut out = Fields::new();
+        out.insert("commitSha".into(), json!(tip.as_str()));
+        out.insert("strategy".into(), json!(f.strategy));
+        out.insert("fastForward".into(), json!(pins.0["fastForward"] == true));
+        out.insert("conflicts".into(), json!([]));
+        Ok(out)
+    }
+}
+
+async fn merge(
+    ctx: Ctx<'_>,
+    w: &GitWrite<'_>,
+    f: &MergeFields,
+    source: &Oid,
+) -> Result<(), OpError> {
+    let message = format!("Merge '{}' into {}", f.source_ref, f.target());
+    let ran = w
+        .merge(source.as_str(), &message)
+        .await
+        .map_err(|e| OpError::git(e.to_string()))?;
+    if ran.ok() {
+        return Ok(());
+    }
+    let conflicts = unmerged_paths(ctx).await?;
+    if !conflicts.is_empty() {
+        checked(w.merge_abort().await)?;
+    }
+    Err(refused(ran.combined(), conflicts))
+}
+
+async fn squash(ctx: Ctx<'_>, w: &GitWrite<'_>, source: &Oid) -> Result<(), OpError> {
+    let ran = w
+        .merge_squash(source.as_str())
+        .await
+        .map_err(|e| OpError::git(e.to_string()))?;
+    if !ran.ok() {
+        let conflicts = unmerged_paths(ctx).await?;
+        if !conflicts.is_empty() {
+            checked(w.reset_merge().await)?;
+        }
+        return Err(refused(ran.combined(), conflicts));
+    }
+    let committed = w
+        .commit_prepared()
+        .await
+        .map_err(|e| OpError::git(e.to_string()))?;
+    if !committed.ok() {
+        // A hook said no: the squashed changes leave the index as they came.
+        checked(w.reset_merge().await)?;
+        return Err(OpError::git(committed.combined().trim().to_owned()));
+    }
+    Ok(())
+}
+
+/// Replays `head..source` on `head` (detached), then moves the target there and checks
+/// it out again; on a conflict the rebase is aborted and the target checked out as it was.
+async fn rebase(
+    ctx: Ctx<'_>,
+    w: &GitWrite<'_>,
+    f: &MergeFields,
+    head: &Oid,
+    source: &Oid,
+) -> Result<(), OpError> {
+    let ran = w
+        .rebase_detached(head.as_str(), source.as_str())
+        .await
+        .map_err(|e| OpError::git(e.to_string()))?;
+    let git = Git::new(ctx.repo, ctx.cancel);
+    if !ran.ok() {
+        let conflicts = unmerged_paths(ctx).await?;
+        if ctx.repo.git_dir.join("rebase-merge").exists()
+            || ctx.repo.git_dir.join("rebase-apply").exists()
+        {
+            checked(w.rebase_abort().await)?;
+        }
+        if crate::git::head::symbolic_text(&git).await?.as_deref() != Some(&f.refname()) {
+            checked(w.switch(f.target()).await)?;
+        }
+        return Err(refused(ran.combined(), conflicts));
+    }
+    let tip = git
+        .head()
+        .await?
+        .ok_or_else(|| OpError::git("the rebase left HEAD unborn"))?;
+    let message = format!("merge (rebase): '{}' onto {}", f.source_ref, f.target());
+    checked(
+        w.move_ref(&f.refname(), tip.as_str(), head.as_str(), &message)
+            .await,
+    )?;
+    checked(w.head_to(&f.refname(), &message).await)?;
+    Ok(())
+}
+
+/// The paths the index holds in conflict, in git's order.
+pub(crate) async fn unmerged_paths(ctx: Ctx<'_>) -> Result<Vec<String>, OpError> {
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let stages = crate::git::ls_files::unmerged(&git, MAX_LISTED).await?;
+    Ok(stages
+        .unmerged
+        .iter()
+        .map(|u| String::from_utf8_lossy(&u.path).into_owned())
+        .collect())
+}
+
+/// Git's refusal, with the conflicts it stopped on (none when it refused to start).
+pub(crate) fn refused(text: String, conflicts: Vec<String>) -> OpError {
+    let message = if conflicts.is_empty() {
+        text.trim().to_owned()
+    } else {
+        format!(
+            "stopped on {} conflicting path(s) and aborted: the repository is as before",
+            conflicts.len()
+        )
+    };
+    let mut details = Fields::new();
+    details.insert("conflicts".into(), json!(conflicts));
+    OpError::Refused { message, details }
+}
+
+/// The card: merge-tree's verdict (clean or the conflicts), the commits and files that
+/// come in.
+async fn preview(ctx: Ctx<'_>, f: &MergeFields, pins: &Value) -> Result<Value, OpError> {
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let head = head_oid(pins)?;
+    let source = source_oid(pins)?;
+    let scratch = Scratch::new(ctx.repo)?;
+    let query = MergeQuery {
+        base: None,
+        ours: head.as_str(),
+        theirs: source.as_str(),
+        messages: true,
+        max_paths: MAX_LISTED,
+    };
+    let merged = query.run(&git, &scratch).await?;
+    let conflicts: Vec<Value> = merged
+        .tree
+        .stages
+        .unmerged
+        .iter()
+        .zip(
+            merged
+                .tree
+                .types
+                .iter()
+                .chain(std::iter::repeat(&Vec::new())),
+        )
+        .map(|(u, types)| json!({"path": String::from_utf8_lossy(&u.path), "types": types}))
+        .collect();
+    let (ours, theirs) = crate::git::log::left_right(&git, &head, &source).await?;
+    let base = crate::git::merge_base::of(&git, &head, &source).await?;
+    let files = match &base {
+        Some(base) => incoming(&git, base, &source).await?,
+        None => json!([]),
+    };
+    Ok(json!({
+        "sourceRef": f.source_ref,
+        "sourceOid": source.as_str(),
+        "targetRef": f.target(),
+        "targetOid": head.as_str(),
+        "strategy": f.strategy,
+        "fastForward": pins["fastForward"] == true,
+        "clean": merged.clean,
+        "conflicts": conflicts,
+        "conflictsTotal": merged.tree.stages.unmerged_total,
+        "commitsToMerge": theirs,
+        "targetAhead": ours,
+        "files": files,
+    }))
+}
+
+/// The files `source` changed since `base`, with their status letter.
+async fn incoming(git: &Git<'_>, base: &Oid, source: &Oid) -> Result<Value, OpError> {
+    let changes = crate::git::diff_tree::trees_raw(git, base.as_str(), source.as_str()).await?;
+    Ok(Value::Array(
+        changes
+            .into_iter()
+            .take(MAX_LISTED)
+            .map(|(_, _, status, path)| {
+                json!({"path": path, "status": super::preview::status_word(status)})
+            })
+            .collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(v: Value) -> Fields {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn defaults_and_refusals_name_the_field() {
+        let f = MergeFields::from_fields(&fields(
+            json!({"sourceRef": "feature", "targetRef": "refs/heads/main"}),
+        ))
+        .unwrap();
+        assert_eq!(f.strategy, Strategy::Merge);
+        assert_eq!(f.target(), "main");
+        for (v, field) in [
+            (json!({"targetRef": "main"}), "sourceRef"),
+            (json!({"sourceRef": "x"}), "targetRef"),
+            (
+                json!({"sourceRef": "--ours", "targetRef": "main"}),
+                "sourceRef",
+            ),
+            (json!({"sourceRef": "x", "targetRef": "-main"}), "targetRef"),
+            (json!({"sourceRef": "x", "targetRef": "a..b"}), "targetRef"),
+            (
+                json!({"sourceRef": "x", "targetRef": "main", "strategy": "octopus"}),
+                "strategy",
+            ),
+            (
+                json!({"sourceRef": "x", "targetRef": "main", "noFf": true}),
+                "fields",
+            ),
+        ] {
+            let err = MergeFields::from_fields(&fields(v.clone())).unwrap_err();
+            assert_eq!(err.field, field, "{v} → {err}");
+        }
+    }
+
+    #[test]
+    fn schema_names_the_three_strategies() {
+        let schema = Merge.fields_schema();
+        assert_eq!(schema["required"], json!(["sourceRef", "targetRef"]));
+        assert_eq!(
+            schema["properties"]["strategy"]["enum"],
+            json!(["merge", "squash", "rebase"])
+        );
+        assert_eq!(schema["properties"]["strategy"]["default"], "merge");
+    }
+}

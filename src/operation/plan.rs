@@ -1,0 +1,390 @@
+//! `plan`: 1–10 steps of `merge`, `rebase`, `discard`, `reset` or `patch`, run in order
+//! as one all-or-nothing write.
+//!
+//! Each step is the operation type of its `operationType` (found through
+//! [`super::find`], so a type this build does not carry is refused when proposed), with
+//! its own fields beside `operationType`. Every step is validated and pinned when the
+//! plan is proposed, against the repository as it is then, and every pin is compared
+//! again before the first step runs. The steps then run with the commits resolved at
+//! proposal time — what the card showed is what runs.
+//!
+//! On the first step that fails, nothing more runs and the executor puts the repository
+//! back to the restore point it took before the plan (`failure: "rolledBack"`), with
+//! each step's result: `completed`, `failed` (with git's message and any `conflicts`)
+//! or `notRun`.
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
+use crate::gateway::api::FieldError;
+
+/// Steps in one plan at most.
+pub const MAX_STEPS: usize = 10;
+/// The operation types a step may be.
+pub const STEP_TYPES: [&str; 5] = ["merge", "rebase", "discard", "reset", "patch"];
+
+/// One step: its operation type and its own fields.
+pub struct Step {
+    pub op: &'static dyn Operation,
+    pub fields: Fields,
+}
+
+fn refuse(reason: String) -> FieldError {
+    FieldError {
+        field: "steps",
+        reason,
+    }
+}
+
+/// Parses and validates every step of `fields`.
+pub fn steps(fields: &Fields) -> Result<Vec<Step>, FieldError> {
+    if let Some(other) = fields.keys().find(|k| *k != "steps") {
+        return Err(FieldError {
+            field: "fields",
+            reason: format!("unknown field `{other}` (known: steps)"),
+        });
+    }
+    let list = match fields.get("steps") {
+        None => return Err(refuse("is required".into())),
+        Some(Value::Array(list)) => list,
+        Some(_) => return Err(refuse("expected an array of steps".into())),
+    };
+    if list.is_empty() || list.len() > MAX_STEPS {
+        return Err(refuse(format!("expected 1-{MAX_STEPS} steps")));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| step(i + 1, v))
+        .collect()
+}
+
+fn step(n: usize, value: &Value) -> Result<Step, FieldError> {
+    let Some(obj) = value.as_object() else {
+        return Err(refuse(format!("step {n}: expected an object")));
+    };
+    let kind = obj.get("operationType").and_then(Value::as_str);
+    let Some(kind) = kind.filter(|k| STEP_TYPES.contains(k)) else {
+        return Err(refuse(format!(
+            "step {n}: `operationType` must be one of {}",
+            STEP_TYPES.join(", ")
+        )));
+    };
+    if obj.get("interactive") == Some(&Value::Bool(true)) {
+        return Err(refuse(format!(
+            "step {n}: an interactive rebase cannot be approved ahead"
+        )));
+    }
+    let Some(op) = super::find(kind) else {
+        return Err(refuse(format!(
+            "step {n}: this gateway does not carry out `{kind}` steps"
+        )));
+    };
+    let mut fields: Map<String, Value> = obj.clone();
+    fields.remove("operationType");
+    op.validate(&fields)
+        .map_err(|e| refuse(format!("step {n} ({kind}): `{}` {}", e.field, e.reason)))?;
+    Ok(Step { op, fields })
+}
+
+/// An operation error of step `n`, as the plan's.
+fn in_step(n: usize, kind: &str, e: OpError) -> OpError {
+    match e {
+        OpError::Invalid { field, reason } => OpError::Invalid {
+            field: "steps".into(),
+            reason: format!("step {n} ({kind}): `{field}` {reason}"),
+        },
+        other => other,
+    }
+}
+
+fn step_pins(pins: &Pins, i: usize) -> Pins {
+    Pins(pins.0["steps"][i].clone())
+}
+
+/// The `plan` operation type.
+pub struct Plan;
+
+#[async_trait]
+impl Operation for Plan {
+    fn kind(&self) -> &'static str {
+        "plan"
+    }
+
+    fn title(&self) -> &'static str {
+        "Propose a multi-step plan"
+    }
+
+    fn description(&self) -> &'static str {
+        "Propose a 1-10 step sequence using the five supported plan-step types (merge, \
+         rebase, discard, reset, patch). Numbered step card; destructive steps require an \
+         explicit checkbox. A rebase step with interactive: true is rejected. Execution \
+         stops at the first failure and the whole plan is rolled back to its pre-plan \
+         restore point, with per-step results."
+    }
+
+    fn fields_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "steps": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": MAX_STEPS,
+                    "description": "The steps, in order: each an operation type and that type's own fields.",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "operationType": {"type": "string", "enum": STEP_TYPES},
+                            "interactive": {"const": false},
+                        },
+                        "required": ["operationType"],
+                    },
+                },
+            },
+            "required": ["steps"],
+            "additionalProperties": false,
+        })
+    }
+
+    fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
+        steps(fields).map(|_| ())
+    }
+
+    fn touched_paths(&self, fields: &Fields) -> Vec<String> {
+        let steps = steps(fields).unwrap_or_default();
+        steps
+            .iter()
+            .flat_map(|s| s.op.touched_paths(&s.fields))
+            .collect()
+    }
+
+    fn needs_confirmation(&self, fields: &Fields) -> bool {
+        steps(fields).is_ok_and(|s| s.iter().any(|s| s.op.needs_confirmation(&s.fields)))
+    }
+
+    async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
+        let steps = steps(fields)?;
+        let mut pinned = Vec::with_capacity(steps.len());
+        for (i, s) in steps.iter().enumerate() {
+            let p =
+                s.op.pin(ctx, &s.fields)
+                    .await
+                    .map_err(|e| in_step(i + 1, s.op.kind(), e))?;
+            pinned.push(p.0);
+        }
+        Ok(Pins(json!({ "steps": pinned })))
+    }
+
+    async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {
+        let steps = steps(fields)?;
+        let mut out = Vec::with_capacity(steps.len());
+        for (i, s) in steps.iter().enumerate() {
+            let preview = s.op.preview(ctx, &s.fields, &step_pins(pins, i)).await;
+            let mut card = json!({
+                "step": i + 1,
+                "operationType": s.op.kind(),
+                "fields": s.fields,
+                "risk": s.op.risk(),
+                "destructive": s.op.needs_confirmation(&s.fields),
+            });
+            match preview {
+                Ok(p) => card["preview"] = p,
+                Err(e) => card["previewError"] = json!(e.to_string()),
+            }
+            out.push(card);
+        }
+        Ok(json!({ "steps": out, "allOrNothing": true }))
+    }
+
+    async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
+        let steps = steps(fields)?;
+        let mut moved = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            match s.op.revalidate(ctx, &s.fields, &step_pins(pins, i)).await {
+                Ok(()) => {}
+                Err(OpError::Stale { moved: m }) => {
+                    moved.extend(m.into_iter().map(|mut m| {
+                        m.what = format!("step {} {}", i + 1, m.what);
+                        m
+                    }));
+                }
+                Err(e) => return Err(in_step(i + 1, s.op.kind(), e)),
+            }
+        }
+        if moved.is_empty() {
+            Ok(())
+        } else {
+            Err(OpError::Stale { moved })
+        }
+    }
+
+    fn intent(&self, fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
+        let steps = steps(fields)?;
+        let mut intents = Vec::with_capacity(steps.len());
+        for (i, s) in steps.iter().enumerate() {
+            intents.push(s.op.intent(&s.fields, &step_pins(pins, i))?);
+        }
+        Ok(combine(&intents))
+    }
+
+    async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError> {
+        let steps = steps(fields)?;
+        let mut results: Vec<Value> = Vec::with_capacity(steps.len());
+        for (i, s) in steps.iter().enumerate() {
+            let kind = s.op.kind();
+            match s.op.execute(ctx, &s.fields, &step_pins(pins, i)).await {
+                Ok(out) => results.push(json!({
+                    "step": i + 1, "operationType": kind, "status": "completed", "result": out,
+                })),
+                Err(e) => return Err(failed(&steps, results, i, e)),
+            }
+        }
+        let mut out = Fields::new();
+        out.insert("steps".into(), Value::Array(results));
+        Ok(out)
+    }
+}
+
+/// The plan's failure at step `i` (0-based): what each step did, for the rollback.
+fn failed(steps: &[Step], mut results: Vec<Value>, i: usize, e: OpError) -> OpError {
+    let kind = steps[i].op.kind();
+    let mut failure = json!({
+        "step": i + 1, "operationType": kind, "status": "failed", "message": e.to_string(),
+    });
+    let mut details = Fields::new();
+    if let OpError::Refused { details: d, .. } = &e {
+        for (k, v) in d {
+            failure[k] = v.clone();
+            details.insert(k.clone(), v.clone());
+        }
+    }
+    results.push(failure);
+    for (j, s) in steps.iter().enumerate().skip(i + 1) {
+        results.push(json!({"step": j + 1, "operationType": s.op.kind(), "status": "notRun"}));
+    }
+    details.insert("failedStep".into(), json!(i + 1));
+    details.insert("steps".into(), Value::Array(results));
+    OpError::RollBack {
+        message: format!(
+            "step {} ({kind}) failed, so the whole plan was rolled back: {e}",
+            i + 1
+        ),
+        details,
+    }
+}
+
+/// One intent for the whole plan: each ref's pre-state as the first step touching it
+/// expects it; its post-state followed step by step while each step starts from the state
+/// the one before leaves. A step pinned on another state than that (a merge pinned on the
+/// branch a reset before it moves) leaves the ref's post-state unknown, and unknown refs
+/// are left out of the post-state rather than guessed.
+fn combine(intents: &[Intent]) -> Intent {
+    let mut out = Intent::default();
+    let mut known: std::collections::BTreeMap<String, Option<Expect>> = Default::default();
+    for intent in intents {
+        for (name, expect) in &intent.pre {
+            out.pre
+                .entry(name.clone())
+                .or_insert_with(|| expect.clone());
+        }
+        for (name, post) in &intent.post {
+            let consistent = match known.get(name) {
+                None => true,
+                Some(Some(left)) => intent.pre.get(name) == Some(left),
+                Some(None) => false,
+            };
+            known.insert(name.clone(), consistent.then(|| post.clone()));
+        }
+        if out.worktree.is_none() {
+            out.worktree.clone_from(&intent.worktree);
+        }
+    }
+    out.post = known
+        .into_iter()
+        .filter_map(|(name, post)| post.map(|p| (name, p)))
+        .collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(v: Value) -> Fields {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn steps_are_checked_by_their_own_types() {
+        let ok = fields(json!({"steps": [
+            {"operationType": "merge", "sourceRef": "f", "targetRef": "main"},
+            {"operationType": "reset", "targetRef": "HEAD~1", "mode": "hard"},
+        ]}));
+        assert_eq!(steps(&ok).unwrap().len(), 2);
+        assert!(Plan.needs_confirmation(&ok));
+        let soft = fields(json!({"steps": [{"operationType": "reset", "targetRef": "x"}]}));
+        assert!(!Plan.needs_confirmation(&soft));
+        for v in [
+            json!({}),
+            json!({"steps": []}),
+            json!({"steps": [{"operationType": "commit", "message": "m"}]}),
+            json!({"steps": [{"operationType": "rebase", "ontoRef": "main", "interactive": true}]}),
+            json!({"steps": [{"operationType": "reset", "targetRef": "--hard"}]}),
+            json!({"steps": [{"operationType": "discard", "paths": []}]}),
+            json!({"steps": [1]}),
+            json!({"steps": (0..11).map(|_| json!({"operationType": "reset", "targetRef": "x"})).collect::<Vec<_>>()}),
+        ] {
+            let err = steps(&fields(v.clone())).map(|_| ()).unwrap_err();
+            assert_eq!(err.field, "steps", "{v} → {err}");
+        }
+        let err = steps(&fields(
+            json!({"steps": [{"operationType": "discard", "paths": ["../x"]}]}),
+        ))
+        .map(|_| ())
+        .unwrap_err();
+        assert!(err.reason.starts_with("step 1 (discard): `paths`"), "{err}");
+        assert_eq!(
+            steps(&fields(json!({"steps": [], "x": 1})))
+                .map(|_| ())
+                .unwrap_err()
+                .field,
+            "fields"
+        );
+    }
+
+    #[test]
+    fn combined_intent_follows_each_ref_while_the_steps_chain() {
+        let at = |o: &str| Expect::At { oid: o.into() };
+        let mut a = Intent::default();
+        a.pre.insert("refs/heads/main".into(), at("1"));
+        a.post.insert("refs/heads/main".into(), at("2"));
+        let mut b = Intent::default();
+        b.pre.insert("refs/heads/main".into(), at("9"));
+        b.post.insert(
+            "refs/heads/main".into(),
+            Expect::ChildOf {
+                parent: Some("9".into()),
+            },
+        );
+        b.post
+            .insert("refs/stash".into(), Expect::ChildOf { parent: None });
+        // b was pinned on 9, not on the 2 that a leaves: main's end state is unknown.
+        let c = combine(&[a.clone(), b.clone()]);
+        assert_eq!(c.pre["refs/heads/main"], at("1"));
+        assert!(!c.post.contains_key("refs/heads/main"));
+        assert!(c.post.contains_key("refs/stash"));
+        let c = combine(&[b.clone(), a.clone()]);
+        assert!(!c.post.contains_key("refs/heads/main"));
+        // A step that starts where the one before ends keeps the chain; once broken it
+        // stays unknown.
+        let mut d = Intent::default();
+        d.pre.insert("refs/heads/main".into(), at("2"));
+        d.post.insert("refs/heads/main".into(), at("3"));
+        let c = combine(&[a.clone(), d.clone()]);
+        assert_eq!(c.post["refs/heads/main"], at("3"));
+        let c = combine(&[a, b, d]);
+        assert!(!c.post.contains_key("refs/heads/main"));
+        assert_eq!(c.refs(), ["refs/heads/main", "refs/stash"]);
+    }
+}
