@@ -24,6 +24,7 @@ pub mod intent;
 pub mod paths;
 pub mod pins;
 mod preview;
+pub mod rebase;
 pub mod worktree;
 
 use async_trait::async_trait;
@@ -180,7 +181,12 @@ pub trait Operation: Send + Sync {
 }
 
 /// Every operation type this build implements, in the order tools list them.
-pub static ALL: &[&dyn Operation] = &[&worktree::Worktree, &commit::Commit, &branch::Branch];
+pub static ALL: &[&dyn Operation] = &[
+    &worktree::Worktree,
+    &commit::Commit,
+    &branch::Branch,
+    &rebase::Rebase,
+];
 
 /// The operation type named `kind`, if this build implements it.
 pub fn find(kind: &str) -> Option<&'static dyn Operation> {

@@ -36,6 +36,8 @@ mod instructions;
 mod interop;
 mod interop_ts;
 mod load;
+mod op_rebase;
+mod op_support;
 mod operation_cancel;
 mod operation_e2e;
 mod operation_hostile;
