@@ -21,6 +21,7 @@ pub mod commit;
 pub mod crash;
 mod fields;
 pub mod intent;
+pub mod patch;
 pub mod paths;
 pub mod pins;
 mod preview;
@@ -186,6 +187,7 @@ pub static ALL: &[&dyn Operation] = &[
     &commit::Commit,
     &branch::Branch,
     &rebase::Rebase,
+    &patch::Patch,
 ];
 
 /// The operation type named `kind`, if this build implements it.

@@ -36,6 +36,7 @@ mod instructions;
 mod interop;
 mod interop_ts;
 mod load;
+mod op_patch;
 mod op_rebase;
 mod op_support;
 mod operation_cancel;

@@ -225,8 +225,12 @@ pub fn scoped_key(kind: &str, client_key: Option<&str>) -> String {
     }
 }
 
-/// The proposal's repository-relative paths, when its fields name them.
+/// The proposal's repository-relative paths, when its fields name them (a patch names
+/// them in its headers).
 fn proposal_paths(fields: &Map<String, Value>) -> Option<Vec<String>> {
+    if let Some(patch) = fields.get("patchContent").and_then(Value::as_str) {
+        return crate::operation::patch::headers::touched(patch).ok();
+    }
     let paths = fields.get("paths")?.as_array()?;
     Some(
         paths
