@@ -25,6 +25,7 @@ pub mod patch;
 pub mod paths;
 pub mod pins;
 mod preview;
+pub mod push;
 pub mod rebase;
 pub mod worktree;
 
@@ -188,6 +189,7 @@ pub static ALL: &[&dyn Operation] = &[
     &branch::Branch,
     &rebase::Rebase,
     &patch::Patch,
+    &push::Push,
 ];
 
 /// The operation type named `kind`, if this build implements it.

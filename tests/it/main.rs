@@ -37,6 +37,7 @@ mod interop;
 mod interop_ts;
 mod load;
 mod op_patch;
+mod op_push;
 mod op_rebase;
 mod op_support;
 mod operation_cancel;

@@ -38,7 +38,7 @@ pub fn bytes(fx: &Fixture, repo: &Path) -> Value {
         "files": files,
         "index": format!("{:x?}", std::fs::read(git_dir.join("index")).unwrap()),
         "head": std::fs::read_to_string(git_dir.join("HEAD")).unwrap(),
-        "refs": fx.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"]),
+        "refs": fx.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags", "refs/remotes"]),
     })
 }
 
