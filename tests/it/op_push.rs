@@ -115,6 +115,40 @@ fn push_end_to_end_matches_plain_git_and_restores_the_local_side() {
         std::fs::read_to_string(repo.join(".git/config")).unwrap(),
         config_before
     );
+
+    // Undoing the push on the remote is a new proposal, approved on its own.
+    let old = fx.git(&repo, &["rev-parse", "main~2"]);
+    fx.git(&repo, &["fetch", "-q", "origin"]);
+    let (status, undo) = gateway.human_post(&format!("api/proposals/{id}/undo-push"), json!({}));
+    assert_eq!(status, 201, "{undo}");
+    assert_eq!(undo["status"], "pending");
+    assert_eq!(undo["risk"], "high");
+    assert_eq!(undo["needsConfirmation"], true);
+    assert_eq!(undo["fields"]["revertTo"], old);
+    let (again, same) = gateway.human_post(&format!("api/proposals/{id}/undo-push"), json!({}));
+    assert_eq!((again, &same["previewId"]), (200, &undo["previewId"]));
+    assert_eq!(
+        remote_refs(&fx, &bare),
+        remote_after,
+        "nothing moves before approval"
+    );
+    let undo_id = undo["previewId"].as_str().unwrap();
+    let shown = card(&gateway, undo_id);
+    assert_eq!(shown["preview"]["lost"][0]["subject"], "third", "{shown}");
+    let (status, refused) = gateway.human_post(
+        &format!("api/proposals/{undo_id}/approve"),
+        json!({"confirmDestructive": false}),
+    );
+    assert_eq!(status, 422, "{refused}");
+    gateway.approve_confirmed(undo_id);
+    let undone = settle(&mut sidecar, undo_id);
+    assert_eq!(undone["status"], "completed", "{undone}");
+    assert_eq!(fx.git(&bare, &["rev-parse", "main"]), old);
+    assert_eq!(
+        fx.git(&repo, &["rev-parse", "main"]),
+        tip,
+        "the local branch keeps its commits"
+    );
 }
 
 /// A repository whose `origin` has a commit it never fetched (someone else pushed).

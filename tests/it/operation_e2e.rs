@@ -106,6 +106,15 @@ impl Gateway {
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
 
+    /// Approves with the destructive checkbox ticked.
+    pub fn approve_confirmed(&self, id: &str) {
+        let (status, card) = self.human_post(
+            &format!("api/proposals/{id}/approve"),
+            json!({"confirmDestructive": true}),
+        );
+        assert_eq!(status, 200, "approving {id}: {card}");
+    }
+
     pub fn approve(&self, id: &str) {
         let (status, card) = self.human_post(
             &format!("api/proposals/{id}/approve"),

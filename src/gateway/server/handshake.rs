@@ -6,7 +6,7 @@
 //! DNS name does not), and carry no `Origin` (browsers have no business here); no CORS
 //! header is ever sent. Bodies are JSON, at most 2 MiB.
 
-mod preview;
+pub(crate) mod preview;
 mod proposal;
 mod scope;
 
