@@ -45,6 +45,8 @@ VALUES = {
     "since": "2020-01-01T00:00:00Z",
     "goal": "Check that every tool answers the official client.",
     "slug": "interop-check",
+    "ontoRef": "main",
+    "patchContent": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n",
 }
 
 

@@ -69,6 +69,8 @@ fn value_for(prop: &str, repo: &Path) -> Option<Value> {
         "reason" => json!("the interop run proposes this"),
         "message" => json!("An interop commit"),
         "name" => json!("agent/interop"),
+        "ontoRef" => json!("main"),
+        "patchContent" => json!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         _ => return None,
     })
 }
@@ -131,7 +133,7 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
     let tools = served_tools(&fx, &["--allowed-root", &allowed]);
-    assert_eq!(tools.len(), 29, "the spec tools are served too");
+    assert_eq!(tools.len(), 32, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
         .stdin(Stdio::piped())
@@ -213,8 +215,8 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     assert_eq!(read_only, 21, "19 git tools, operation.status and explore");
     assert_eq!(
         summary["calls"].as_object().unwrap().len(),
-        read_only + 4,
-        "the three previews and operation.cancel too: {summary}"
+        read_only + 7,
+        "the six previews and operation.cancel too: {summary}"
     );
     assert_eq!(summary["errors"].as_object().unwrap().len(), 5, "{summary}");
     for (_, error) in summary["errors"].as_object().unwrap() {
