@@ -198,6 +198,8 @@ fn example(tool: &str, field: &str) -> Value {
         "message" => json!("A commit"),
         "name" => json!("agent/reach"),
         "branch" => json!("agent/reach-worktree"),
+        "ontoRef" => json!("main"),
+        "patchContent" => json!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }

@@ -39,6 +39,8 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "message" => json!("A registry-driven commit"),
         "name" => json!("agent/registry-sweep"),
         "branch" => json!("agent/registry-worktree"),
+        "ontoRef" => json!("feat"),
+        "patchContent" => json!("--- a/d1/a.txt\n+++ b/d1/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
 }
