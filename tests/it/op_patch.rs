@@ -41,7 +41,7 @@ fn plain_apply(repo: &Path, fx: &Fixture, patch: &str, index: bool) {
 }
 
 #[test]
-fn patch_end_to_end_matches_plain_git_apply_and_restores_every_byte() {
+fn operation_preview_patch_end_to_end_matches_plain_git_apply_and_restores_every_byte() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "one\n", "first");

@@ -26,7 +26,7 @@ fn remote_refs(fx: &Fixture, bare: &Path) -> String {
 }
 
 #[test]
-fn push_end_to_end_matches_plain_git_and_restores_the_local_side() {
+fn operation_preview_push_end_to_end_matches_plain_git_and_restores_the_local_side() {
     let fx = Fixture::new();
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "one\n", "first");

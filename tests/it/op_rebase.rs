@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common::Fixture;
 use crate::exec_ops::Rig;
-use crate::op_support::{bytes, card, history, propose_and_run, restore};
+use crate::op_support::{bytes, card, history, restore};
 use crate::operation_e2e::Gateway;
 
 /// `main` with one commit of its own, `topic` (checked out) with two.
@@ -25,7 +25,7 @@ fn diverged(fx: &Fixture) -> std::path::PathBuf {
 }
 
 #[test]
-fn rebase_end_to_end_matches_plain_git_and_restores_every_byte() {
+fn operation_preview_rebase_end_to_end_matches_plain_git_and_restores_every_byte() {
     let fx = Fixture::new();
     let repo = diverged(&fx);
     let twin = fx.path("twin");
@@ -93,7 +93,6 @@ fn rebase_end_to_end_matches_plain_git_and_restores_every_byte() {
     let (status, restored) = restore(&gateway, result["restorePointId"].as_str().unwrap());
     assert_eq!(status, 200, "{restored}");
     assert_eq!(bytes(&fx, &repo), before);
-    let _ = propose_and_run;
 }
 
 #[tokio::test]

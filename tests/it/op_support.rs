@@ -1,6 +1,6 @@
 //! What the rebase, patch and push end-to-end tests share: a byte-level picture of a
 //! repository (to check a restore puts every byte back), a proposal carried through a
-//! real gateway, and a person's restore through the human API.
+//! real gateway's card, and a person's restore through the human API.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::common::{Fixture, Server};
-use crate::operation_e2e::{Gateway, settle};
+use crate::common::Fixture;
+use crate::operation_e2e::Gateway;
 
 /// Every byte a restore must put back: worktree files (mode and content), the index file,
 /// HEAD and every branch and tag.
@@ -61,26 +61,6 @@ pub fn history(fx: &Fixture, repo: &Path, base: &str) -> Value {
         "status": fx.git(repo, &["status", "--porcelain=v2", "--untracked-files=all"]),
         "head": fx.git_output(repo, &["symbolic-ref", "-q", "HEAD"]).stdout,
     })
-}
-
-/// Proposes through the sidecar, approves as a person (checking the destructive box when
-/// `confirm`), and waits for the end; the final status.
-pub fn propose_and_run(
-    gateway: &Gateway,
-    sidecar: &mut Server,
-    tool: &str,
-    args: Value,
-    confirm: bool,
-) -> Value {
-    let proposed = sidecar.call(tool, args);
-    assert_eq!(proposed["accepted"], true, "{proposed}");
-    let id = proposed["previewId"].as_str().unwrap().to_owned();
-    let (status, card) = gateway.human_post(
-        &format!("api/proposals/{id}/approve"),
-        json!({"confirmDestructive": confirm}),
-    );
-    assert_eq!(status, 200, "approving {id}: {card}");
-    settle(sidecar, &id)
 }
 
 /// A person's restore of `rp` through the human API; the status and the answer.
