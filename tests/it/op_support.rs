@@ -1,6 +1,6 @@
 //! What the rebase, patch and push end-to-end tests share: a byte-level picture of a
-//! repository (to check a restore puts every byte back), a proposal carried through a
-//! real gateway's card, and a person's restore through the human API.
+//! repository (to check a restore puts every byte back), the card of a proposal as a
+//! real gateway shows it, and a person's restore through the human API.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
