@@ -23,6 +23,9 @@ use std::time::Duration;
 
 use crate::process::{CancellationToken, Invocation, Program, RunError};
 
+mod steps;
+pub use steps::PushStep;
+
 /// Settings placed before every write command; each one is explained in the module doc.
 const WRITE_OVERRIDES: &[&str] = &[
     "-c",

@@ -80,11 +80,6 @@ impl GitWrite<'_> {
         .await
     }
 
-    /// `git rebase --abort`.
-    pub async fn rebase_abort(&self) -> Result<Ran, RunError> {
-        self.run(["rebase", "--abort"]).await
-    }
-
     /// `git switch --no-guess <branch>` (a validated branch name).
     pub async fn switch(&self, branch: &str) -> Result<Ran, RunError> {
         self.run(["switch", "--no-guess", branch]).await

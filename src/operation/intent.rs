@@ -32,6 +32,10 @@ pub enum Expect {
     Symbolic { target: String },
     /// `HEAD` is detached at `oid`.
     Detached { oid: String },
+    /// The ref (or a detached `HEAD`) points at a commit that has `oid` in its history,
+    /// and is not `oid` itself: the result of a rebase onto `oid`, whose ids cannot be
+    /// known in advance.
+    Contains { oid: String },
 }
 
 /// The expected pre- and post-state of one write.
@@ -138,6 +142,14 @@ pub async fn meets(git: &Git<'_>, expect: &Expect, found: &Found) -> Result<bool
         }
         (Expect::Symbolic { target }, Found::Symbolic { target: t, .. }) => t == target,
         (Expect::Detached { oid }, Found::At(f)) => f.as_str() == oid,
+        (Expect::Contains { oid }, Found::At(f) | Found::Symbolic { oid: Some(f), .. }) => {
+            match Oid::parse(oid) {
+                Some(base) if base != *f => {
+                    crate::git::merge_base::is_ancestor(git, &base, f).await? == Some(true)
+                }
+                _ => false,
+            }
+        }
         _ => false,
     })
 }

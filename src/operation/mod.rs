@@ -24,10 +24,13 @@ pub mod discard;
 mod fields;
 pub mod intent;
 pub mod merge;
+pub mod patch;
 pub mod paths;
 pub mod pins;
 pub mod plan;
 mod preview;
+pub mod push;
+pub mod rebase;
 pub mod reset;
 pub mod risk;
 pub mod worktree;
@@ -212,6 +215,9 @@ pub static ALL: &[&dyn Operation] = &[
     &discard::Discard,
     &reset::Reset,
     &plan::Plan,
+    &rebase::Rebase,
+    &patch::Patch,
+    &push::Push,
 ];
 
 /// The operation type named `kind`, if this build implements it.

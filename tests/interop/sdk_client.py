@@ -49,6 +49,8 @@ VALUES = {
     "eventId": "reflog:HEAD@{0}",
     "restorePointId": "rp_interop",
     "targets": None,  # the fixture repository's branches, filled in below
+    "ontoRef": "main",
+    "patchContent": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n",
 }
 
 

@@ -89,6 +89,32 @@ impl Gateway {
         (status, serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
+    /// A GET of the human API as the terminal channel; the JSON answer.
+    pub fn human_get(&self, path: &str) -> Value {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .proxy(None)
+            .build()
+            .into();
+        let mut response = agent
+            .get(format!("{}{}", self.ui, path.trim_start_matches('/')))
+            .header("Authorization", format!("Bearer {}", self.token))
+            .header("X-Gitward-Channel", "tty")
+            .call()
+            .unwrap();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
+    /// Approves with the destructive checkbox ticked.
+    pub fn approve_confirmed(&self, id: &str) {
+        let (status, card) = self.human_post(
+            &format!("api/proposals/{id}/approve"),
+            json!({"confirmDestructive": true}),
+        );
+        assert_eq!(status, 200, "approving {id}: {card}");
+    }
+
     pub fn approve(&self, id: &str) {
         let (status, card) = self.human_post(
             &format!("api/proposals/{id}/approve"),

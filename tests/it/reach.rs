@@ -205,6 +205,8 @@ fn example(tool: &str, field: &str) -> Value {
         "sourceRef" => json!("HEAD"),
         "paths" => json!(["a.txt"]),
         "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
+        "ontoRef" => json!("main"),
+        "patchContent" => json!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }
 }

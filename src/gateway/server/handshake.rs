@@ -8,7 +8,7 @@
 
 mod bridge;
 mod events;
-mod preview;
+pub(crate) mod preview;
 mod proposal;
 mod scope;
 mod semantic;

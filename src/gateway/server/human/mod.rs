@@ -15,6 +15,7 @@ mod proposals;
 pub mod restore;
 mod session;
 mod stream;
+mod undo_push;
 
 use std::sync::Arc;
 
@@ -42,6 +43,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/proposals/{id}/approve", post(proposals::approve))
         .route("/api/proposals/{id}/reject", post(proposals::reject))
         .route("/api/proposals/{id}/extend", post(proposals::extend))
+        .route("/api/proposals/{id}/undo-push", post(undo_push::undo_push))
         .route("/api/restore-points", get(restore::list))
         .route("/api/restore-points/{id}/restore", post(restore::restore))
         .route("/api/events", get(stream::events))

@@ -79,6 +79,7 @@ export const approve = (id, confirmDestructive) =>
   call('POST', `/api/proposals/${enc(id)}/approve`, { confirmDestructive });
 export const reject = (id, reason) => call('POST', `/api/proposals/${enc(id)}/reject`, { reason });
 export const extend = (id, seconds) => call('POST', `/api/proposals/${enc(id)}/extend`, { seconds });
+export const undoPush = (id) => call('POST', `/api/proposals/${enc(id)}/undo-push`, {});
 
 export function restorePoints(repoPath, limit) {
   const q = new URLSearchParams();

@@ -42,6 +42,14 @@ const actions = {
       toast(e.message, 'error');
     }
   },
+  async undoPush(id) {
+    try {
+      upsert(await api.undoPush(id));
+      toast('A push back to the old tip is proposed: approve it in the queue.');
+    } catch (e) {
+      toast(e.message, 'error');
+    }
+  },
   toast,
   showRestorePoint(repoPath, id) {
     restoreView.focus(repoPath, id);

@@ -231,6 +231,13 @@ function outcome(card, actions) {
       on: { click: () => actions.showRestorePoint(card.repoPath, r.restorePointId) },
     }, r.restorePointId)]);
   }
+  // The remote cannot be restored from here: undoing a push is a new push, approved apart.
+  if (card.operationType === 'push' && card.status === 'completed' && r.previousRemoteOid) {
+    rows.push(['Undo', h('button', {
+      type: 'button', class: 'link', data: { action: 'undo-push' },
+      on: { click: () => actions.undoPush(card.previewId) },
+    }, 'Propose a push back to the old tip')]);
+  }
   if (!rows.length) return null;
   return h('dl', { class: 'kv outcome' }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
 }
