@@ -218,6 +218,12 @@ impl GitWrite<'_> {
             .await
     }
 
+    /// `git switch --detach <oid>`: the commit `oid` (a full id, never an option) checked
+    /// out detached; local changes carried over or refused as git does.
+    pub async fn switch_detach(&self, oid: &str) -> Result<Ran, RunError> {
+        self.run(["switch", "--detach", "--no-guess", oid]).await
+    }
+
     /// Creates the ref `refname` at `oid`; the empty old value makes git refuse if it
     /// appeared meanwhile.
     pub async fn create_ref(

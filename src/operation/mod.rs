@@ -33,6 +33,7 @@ pub mod push;
 pub mod rebase;
 pub mod reset;
 pub mod risk;
+pub mod submodule_pointer;
 pub mod worktree;
 
 use async_trait::async_trait;
@@ -218,6 +219,7 @@ pub static ALL: &[&dyn Operation] = &[
     &rebase::Rebase,
     &patch::Patch,
     &push::Push,
+    &submodule_pointer::SubmodulePointer,
 ];
 
 /// The operation type named `kind`, if this build implements it.
