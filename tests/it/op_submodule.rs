@@ -127,7 +127,7 @@ async fn return_checks_out_the_recorded_commit_detached_and_says_restore_cannot_
         r.fields["restoreNote"]
             .as_str()
             .unwrap()
-            .contains(&"checkedOutBefore")
+            .contains("checkedOutBefore")
     );
     assert_eq!(rig.fx.git(&sub, &["rev-parse", "HEAD"]), first);
     // Detached, as `git submodule update` leaves it; the parent did not move.
