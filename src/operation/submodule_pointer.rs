@@ -52,8 +52,7 @@ pub enum Action {
 pub struct SubmodulePointerFields {
     /// `record` (commit the gitlink) or `return` (check out the recorded commit).
     pub action: Action,
-    /// The repository that records the submodule, relative to the top of `repoPath`;
-    /// empty (the default) for the top itself. As `submodule.status` reports it.
+    /// The repository recording the submodule, relative to the top; empty for the top.
     #[serde(default)]
     #[schemars(length(max = 4096))]
     pub parent_path: String,

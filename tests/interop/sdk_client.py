@@ -50,6 +50,8 @@ VALUES = {
     "restorePointId": "rp_interop",
     "targets": None,  # the fixture repository's branches, filled in below
     "ontoRef": "main",
+    "action": "return",
+    "relativePath": "libs/lib",
     "patchContent": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n",
 }
 

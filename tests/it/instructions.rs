@@ -34,7 +34,7 @@ fn instructions_name_only_served_tools() {
     let fx = Fixture::new();
     let root = fx.root().display().to_string();
     let everything = served(&mut fx.server(&["--allowed-root", &root], &[]));
-    assert_eq!(everything.len(), 42, "{everything:?}");
+    assert_eq!(everything.len(), 43, "{everything:?}");
     let combos: [&[&str]; 10] = [
         &[],
         &["--read-only"],

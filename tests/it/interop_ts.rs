@@ -74,6 +74,8 @@ fn value_for(prop: &str, repo: &Path) -> Option<Value> {
         "restorePointId" => json!("rp_interop"),
         "targets" => json!([{"repoPath": repo, "branches": ["feature"]}]),
         "ontoRef" => json!("main"),
+        "action" => json!("return"),
+        "relativePath" => json!("libs/lib"),
         "patchContent" => json!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         _ => return None,
     })
@@ -156,7 +158,7 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
     let tools = served_tools(&fx, &["--allowed-root", &allowed]);
-    assert_eq!(tools.len(), 42, "the spec tools are served too");
+    assert_eq!(tools.len(), 43, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
         .stdin(Stdio::piped())
@@ -241,8 +243,8 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     );
     assert_eq!(
         summary["calls"].as_object().unwrap().len(),
-        read_only + 12,
-        "the eleven previews and operation.cancel too: {summary}"
+        read_only + 13,
+        "the twelve previews and operation.cancel too: {summary}"
     );
     assert_eq!(summary["errors"].as_object().unwrap().len(), 5, "{summary}");
     for (_, error) in summary["errors"].as_object().unwrap() {

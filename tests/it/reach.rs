@@ -206,6 +206,8 @@ fn example(tool: &str, field: &str) -> Value {
         "paths" => json!(["a.txt"]),
         "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         "ontoRef" => json!("main"),
+        "action" => json!("return"),
+        "relativePath" => json!("libs/lib"),
         "patchContent" => json!("--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         _ => panic!("{tool}: add an example value for the required argument {field}"),
     }

@@ -46,6 +46,8 @@ pub fn required_argument(field: &str, repo: &Path) -> Value {
         "paths" => json!(["d1"]),
         "steps" => json!([{"operationType": "reset", "targetRef": "HEAD", "mode": "soft"}]),
         "ontoRef" => json!("feat"),
+        "action" => json!("return"),
+        "relativePath" => json!("d1"),
         "patchContent" => json!("--- a/d1/a.txt\n+++ b/d1/a.txt\n@@ -1 +1 @@\n-x\n+y\n"),
         other => panic!("no test value for required argument `{other}`: add one"),
     }
