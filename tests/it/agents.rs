@@ -570,12 +570,15 @@ fn a_large_store_is_read_from_its_tail_within_bounds() {
         read <= 1024 * 1024 + 64 * 1024,
         "read {read} bytes of a 52 MB store"
     );
-    assert!(read >= 1024, "the tail was read");
+    assert!(read >= 256 * 1024, "the tail was read: {read}");
 
-    // Unchanged, it is not read again; appended to, it is.
+    // Unchanged, it is not read again; appended to, it is. A read of the store costs at
+    // least one 256 KiB step; small records that changed meanwhile (this server's own
+    // presence heartbeat) may still be read.
     let again = presence(&mut server, &repo, json!({}));
     assert_eq!(agents_named(&again, "claude-code")[0]["lastTool"], "Grep");
-    assert_eq!(again["data"]["scan"]["bytesRead"], 0, "{again}");
+    let reread = again["data"]["scan"]["bytesRead"].as_u64().unwrap();
+    assert!(reread < 16 * 1024, "{again}");
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .open(&file)

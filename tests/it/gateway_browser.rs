@@ -12,7 +12,7 @@ use fantoccini::{Client, Locator};
 use serde_json::json;
 
 use crate::common::Fixture;
-use harness::{Gateway, find, screenshot, visible, with_browser};
+use harness::{Gateway, find, screenshot, texts, visible, wait_text, with_browser};
 
 /// Everything a restore must put back, read with plain git and the file system: HEAD,
 /// every ref but gitward's own, the index entries (stages included), the worktrees, and
@@ -214,14 +214,7 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
         // The card arrives live and lists exactly the proposed files, with the diff.
         let card = format!("article.card[data-id='{id}']");
         find(&client, &format!("{card} .file[data-path='src/audit.rs']")).await;
-        let mut paths = Vec::new();
-        for f in client
-            .find_all(Locator::Css(&format!("{card} .file .path")))
-            .await
-            .unwrap()
-        {
-            paths.push(f.text().await.unwrap());
-        }
+        let mut paths = texts(&client, &format!("{card} .file .path")).await;
         paths.sort();
         assert_eq!(paths, ["src/audit.rs", "src/login.rs"]);
         find(&client, &format!("{card} .diff .l.add")).await;
@@ -266,8 +259,13 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
             .await
             .unwrap();
         let hist = format!("article.card.hist[data-id='{id}']");
-        let status = find(&client, &format!("{hist} [data-role='status']")).await;
-        assert_eq!(status.text().await.unwrap(), "Completed");
+        let status = wait_text(
+            &client,
+            &format!("{hist} [data-role='status']"),
+            "Completed",
+        )
+        .await;
+        assert_eq!(status, "Completed");
         let sha_el = find(&client, &format!("{hist} [data-role='commit-sha']")).await;
         assert_eq!(
             sha_el.attr("data-sha").await.unwrap().as_deref(),
@@ -287,11 +285,9 @@ fn a_commit_approved_in_the_page_lands_exactly_and_a_restore_puts_every_byte_bac
                 .await
                 .unwrap();
         }
-        let files = find(&client, &format!("{hist} [data-role='moved-files']")).await;
-        assert_eq!(
-            files.text().await.unwrap().trim(),
-            "later.txt — new, untracked"
-        );
+        let moved = format!("{hist} [data-role='moved-files']");
+        let files = wait_text(&client, &moved, "later.txt").await;
+        assert_eq!(files.trim(), "later.txt — new, untracked");
         let go = find(
             &client,
             &format!("{hist} button[data-action='restore-confirm']"),
@@ -328,8 +324,7 @@ fn a_branch_approved_in_the_page_is_created_and_a_restore_removes_it() {
             json!({"name": "feature/cart", "startPoint": "main", "checkout": true}),
         );
         let card = format!("article.card[data-id='{id}']");
-        let preview = find(&client, &format!("{card} .preview.branch")).await;
-        assert!(preview.text().await.unwrap().contains("feature/cart"));
+        wait_text(&client, &format!("{card} .preview.branch"), "feature/cart").await;
         screenshot(&client, "branch-card").await;
         approve(&client, &id).await;
         let record = gw.wait_terminal(&id);
@@ -373,8 +368,8 @@ fn a_worktree_approved_in_the_page_is_added_and_a_restore_keeps_it_and_says_so()
             json!({"branch": "agent/flaky-test", "path": target.display().to_string()}),
         );
         let card = format!("article.card[data-id='{id}']");
-        let preview = find(&client, &format!("{card} .preview.worktree")).await;
-        assert!(preview.text().await.unwrap().contains("agent/flaky-test"));
+        let preview = format!("{card} .preview.worktree");
+        wait_text(&client, &preview, "agent/flaky-test").await;
         screenshot(&client, "worktree-card").await;
         approve(&client, &id).await;
         let record = gw.wait_terminal(&id);

@@ -299,6 +299,45 @@ pub async fn find(client: &Client, css: &str) -> Element {
     }
 }
 
+/// The rendered text of every element `css` selects, read in one script so a card the
+/// live queue re-renders meanwhile can never leave a stale element behind.
+pub async fn texts(client: &Client, css: &str) -> Vec<String> {
+    let found = client
+        .execute(
+            "return [...document.querySelectorAll(arguments[0])].map(e => e.innerText);",
+            vec![Value::String(css.to_owned())],
+        )
+        .await
+        .unwrap_or_default();
+    found
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .map(|t| t.as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until the first element `css` selects shows `needle`, and returns its text.
+pub async fn wait_text(client: &Client, css: &str, needle: &str) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(text) = texts(client, css).await.into_iter().next() {
+            if text.contains(needle) {
+                return text;
+            }
+        }
+        if Instant::now() > deadline {
+            panic!(
+                "{css} never showed {needle:?}; {}",
+                page_report(client).await
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// What the page showed when a test gave up: its text, and a screenshot's path.
 async fn page_report(client: &Client) -> String {
     let shot = screenshot(client, "last-failure").await;
