@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::fields::{ensure, parse, schema_of};
 use super::paths::{MAX_PATHS, check_rel_path};
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins, preview};
+use super::{Ctx, Fields, Intent, OpError, Operation, Pins, pins, preview};
 use crate::gateway::api::FieldError;
 use crate::git::Git;
 use crate::git::write::{GitWrite, Ran};
@@ -127,38 +127,7 @@ impl Operation for Commit {
     }
 
     fn intent(&self, _fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
-        let parent = pins.0["head"]["oid"]
-            .as_str()
-            .or_else(|| pins.0["head"].as_str())
-            .map(str::to_owned);
-        let mut intent = Intent::default();
-        match pins.0["head"]["symbolic"].as_str() {
-            Some(target) => {
-                let head = Expect::Symbolic {
-                    target: target.to_owned(),
-                };
-                intent.pre.insert("HEAD".into(), head.clone());
-                intent.post.insert("HEAD".into(), head);
-                let before = match &parent {
-                    Some(oid) => Expect::At { oid: oid.clone() },
-                    None => Expect::Absent,
-                };
-                intent.pre.insert(target.to_owned(), before);
-                intent
-                    .post
-                    .insert(target.to_owned(), Expect::ChildOf { parent });
-            }
-            None => {
-                let oid = parent.ok_or_else(|| OpError::Internal("no HEAD pinned".into()))?;
-                intent
-                    .pre
-                    .insert("HEAD".into(), Expect::Detached { oid: oid.clone() });
-                intent
-                    .post
-                    .insert("HEAD".into(), Expect::ChildOf { parent: Some(oid) });
-            }
-        }
-        Ok(intent)
+        Intent::new_commit(&pins.0["head"])
     }
 
     async fn execute(

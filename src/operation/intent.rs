@@ -52,6 +52,44 @@ pub struct Intent {
 }
 
 impl Intent {
+    /// The intent of one new commit on the pinned `head` (`{oid, symbolic}` or a bare
+    /// oid): HEAD stays where it points, and the branch it names (or a detached HEAD)
+    /// moves to a child of the pinned commit (of nothing, on an unborn branch).
+    pub fn new_commit(head: &Value) -> Result<Intent, OpError> {
+        let parent = head["oid"]
+            .as_str()
+            .or_else(|| head.as_str())
+            .map(str::to_owned);
+        let mut intent = Intent::default();
+        match head["symbolic"].as_str() {
+            Some(target) => {
+                let symbolic = Expect::Symbolic {
+                    target: target.to_owned(),
+                };
+                intent.pre.insert("HEAD".into(), symbolic.clone());
+                intent.post.insert("HEAD".into(), symbolic);
+                let before = match &parent {
+                    Some(oid) => Expect::At { oid: oid.clone() },
+                    None => Expect::Absent,
+                };
+                intent.pre.insert(target.to_owned(), before);
+                intent
+                    .post
+                    .insert(target.to_owned(), Expect::ChildOf { parent });
+            }
+            None => {
+                let oid = parent.ok_or_else(|| OpError::Internal("no HEAD pinned".into()))?;
+                intent
+                    .pre
+                    .insert("HEAD".into(), Expect::Detached { oid: oid.clone() });
+                intent
+                    .post
+                    .insert("HEAD".into(), Expect::ChildOf { parent: Some(oid) });
+            }
+        }
+        Ok(intent)
+    }
+
     /// Every ref the write may move (the restore point captures each).
     pub fn refs(&self) -> Vec<String> {
         let mut names: Vec<String> = self.pre.keys().chain(self.post.keys()).cloned().collect();

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use super::commit::{MAX_MESSAGE_BYTES, checked};
 use super::fields::{ensure, parse, schema_of};
 use super::paths::check_rel_path;
-use super::{Ctx, Expect, Fields, Intent, Moved, OpError, Operation, Pins, pins};
+use super::{Ctx, Fields, Intent, Moved, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::status::{IgnoreSubmodules, StatusQuery};
 use crate::git::write::GitWrite;
@@ -395,44 +395,12 @@ impl Operation for SubmodulePointer {
 
     fn intent(&self, fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
         let f = SubmodulePointerFields::from_fields(fields)?;
-        let mut intent = Intent::default();
         // Only a commit in the repository the proposal names moves refs it owns; the
         // other writes happen in another repository, which no restore point captures.
         if f.action != Action::Record || !f.parent_path.is_empty() {
-            return Ok(intent);
+            return Ok(Intent::default());
         }
-        let head = &pins.0["parentHead"];
-        let parent = head["oid"]
-            .as_str()
-            .or_else(|| head.as_str())
-            .map(str::to_owned);
-        match head["symbolic"].as_str() {
-            Some(target) => {
-                let symbolic = Expect::Symbolic {
-                    target: target.to_owned(),
-                };
-                intent.pre.insert("HEAD".into(), symbolic.clone());
-                intent.post.insert("HEAD".into(), symbolic);
-                let before = match &parent {
-                    Some(oid) => Expect::At { oid: oid.clone() },
-                    None => Expect::Absent,
-                };
-                intent.pre.insert(target.to_owned(), before);
-                intent
-                    .post
-                    .insert(target.to_owned(), Expect::ChildOf { parent });
-            }
-            None => {
-                let oid = parent.ok_or_else(|| OpError::Internal("no HEAD pinned".into()))?;
-                intent
-                    .pre
-                    .insert("HEAD".into(), Expect::Detached { oid: oid.clone() });
-                intent
-                    .post
-                    .insert("HEAD".into(), Expect::ChildOf { parent: Some(oid) });
-            }
-        }
-        Ok(intent)
+        Intent::new_commit(&pins.0["parentHead"])
     }
 
     async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError> {
