@@ -49,6 +49,7 @@ mod op_branch_delete;
 mod op_patch;
 mod op_push;
 mod op_rebase;
+mod op_setup;
 mod op_submodule;
 mod op_support;
 mod operation_cancel;

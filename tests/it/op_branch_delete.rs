@@ -3,56 +3,13 @@
 //! reported with its reason, remote-tracking refs stay, and the restore point brings every
 //! branch back.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::common::Fixture;
+use crate::op_setup::{branch_refs as refs, branches_to_tidy};
 use crate::operation_e2e::{Gateway, settle};
-
-/// main with three commits; `merged` inside it; `up` ahead of main but contained in its
-/// upstream `origin/up`; `unmerged` with a commit nowhere else; `wt` merged but checked
-/// out in a linked worktree.
-fn repo(fx: &Fixture) -> PathBuf {
-    let repo = fx.init("repo", &[]);
-    fx.commit(&repo, "a.txt", "one\n", "first");
-    fx.git(&repo, &["branch", "merged"]);
-    fx.git(&repo, &["branch", "wt"]);
-    fx.commit(&repo, "a.txt", "one\ntwo\n", "second");
-    fx.git(&repo, &["checkout", "-q", "-b", "up"]);
-    fx.commit(&repo, "up.txt", "up\n", "pushed work");
-    fx.git(&repo, &["update-ref", "refs/remotes/origin/up", "HEAD"]);
-    fx.git(&repo, &["checkout", "-q", "-b", "unmerged", "main"]);
-    fx.commit(&repo, "u.txt", "u\n", "local only");
-    fx.git(&repo, &["checkout", "-q", "main"]);
-    for (k, v) in [
-        ("remote.origin.url", "https://example.invalid/none.git"),
-        ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
-        ("branch.up.remote", "origin"),
-        ("branch.up.merge", "refs/heads/up"),
-    ] {
-        fx.git(&repo, &["config", k, v]);
-    }
-    let linked = fx.path("linked");
-    fx.git(
-        &repo,
-        &["worktree", "add", "-q", linked.to_str().unwrap(), "wt"],
-    );
-    fx.write(&repo, "a.txt", "one\ntwo\nlocal edit\n");
-    repo
-}
-
-fn refs(fx: &Fixture, repo: &Path) -> String {
-    fx.git(
-        repo,
-        &[
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            "refs/heads",
-            "refs/remotes",
-        ],
-    )
-}
 
 fn worktree_state(fx: &Fixture, repo: &Path) -> Value {
     json!({
@@ -84,7 +41,7 @@ fn names(list: &Value) -> Vec<&str> {
 #[test]
 fn operation_preview_branch_delete_end_to_end_matches_plain_git_and_restores() {
     let fx = Fixture::new();
-    let repo = repo(&fx);
+    let repo = branches_to_tidy(&fx, "repo");
     let before_refs = refs(&fx, &repo);
     let before = worktree_state(&fx, &repo);
     let gateway = Gateway::start(&fx, &[]);
@@ -147,7 +104,7 @@ fn operation_preview_branch_delete_end_to_end_matches_plain_git_and_restores() {
 #[test]
 fn operation_preview_branch_delete_is_stale_when_a_tip_moves_before_approval() {
     let fx = Fixture::new();
-    let repo = repo(&fx);
+    let repo = branches_to_tidy(&fx, "repo");
     let gateway = Gateway::start(&fx, &[]);
     let mut sidecar = gateway.sidecar(&fx);
     let id = propose(&mut sidecar, &repo, &["merged", "up"]);
@@ -164,7 +121,7 @@ fn operation_preview_branch_delete_is_stale_when_a_tip_moves_before_approval() {
 #[test]
 fn operation_preview_branch_delete_keeps_a_branch_that_must_be_kept() {
     let fx = Fixture::new();
-    let repo = repo(&fx);
+    let repo = branches_to_tidy(&fx, "repo");
     let before_refs = refs(&fx, &repo);
     let gateway = Gateway::start(&fx, &[]);
     let mut sidecar = gateway.sidecar(&fx);

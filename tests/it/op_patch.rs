@@ -3,42 +3,16 @@
 //! touched path after the proposal is `stale`; a patch whose `apply --check` fails is shown
 //! so on the card and fails cleanly, changing nothing.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use gitward::gateway::api::{FailureKind, Status};
 use serde_json::json;
 
 use crate::common::Fixture;
 use crate::exec_ops::{Rig, content_state};
+use crate::op_setup::{PATCH, plain_apply};
 use crate::op_support::{bytes, card, history, restore};
 use crate::operation_e2e::{Gateway, settle};
-
-const PATCH: &str = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n one\n+two\n\
-diff --git a/dir/new.txt b/dir/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/dir/new.txt\n@@ -0,0 +1 @@\n+fresh\n";
-
-/// Plain `git apply [--index]` of `patch` in `repo`.
-fn plain_apply(repo: &Path, fx: &Fixture, patch: &str, index: bool) {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(repo).arg("apply");
-    if index {
-        cmd.arg("--index");
-    }
-    cmd.arg("-").stdin(Stdio::piped()).env_clear();
-    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    for (k, v) in fx.env() {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(patch.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-}
 
 #[test]
 fn operation_preview_patch_end_to_end_matches_plain_git_apply_and_restores_every_byte() {

@@ -10,20 +10,9 @@ use serde_json::json;
 
 use crate::common::Fixture;
 use crate::exec_ops::Rig;
+use crate::op_setup::{remote_refs, with_origin};
 use crate::op_support::{bytes, card, restore};
 use crate::operation_e2e::{Gateway, settle};
-
-/// A bare clone of `repo` as its `origin`, fetched; returns the bare repository.
-fn with_origin(fx: &Fixture, repo: &Path, name: &str) -> PathBuf {
-    let bare = fx.clone(repo, name, true);
-    fx.git(repo, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    fx.git(repo, &["fetch", "-q", "origin"]);
-    bare
-}
-
-fn remote_refs(fx: &Fixture, bare: &Path) -> String {
-    fx.git(bare, &["for-each-ref", "--format=%(refname) %(objectname)"])
-}
 
 #[test]
 fn operation_preview_push_end_to_end_matches_plain_git_and_restores_the_local_side() {

@@ -7,34 +7,15 @@ use serde_json::{Value, json};
 
 use crate::common::Fixture;
 use crate::exec_ops::Rig;
+use crate::op_setup::{diverged, twin};
 use crate::op_support::{bytes, card, history, restore};
 use crate::operation_e2e::Gateway;
-
-/// `main` with one commit of its own, `topic` (checked out) with two.
-fn diverged(fx: &Fixture) -> std::path::PathBuf {
-    let repo = fx.init("repo", &[]);
-    fx.commit(&repo, "a.txt", "one\n", "base");
-    fx.git(&repo, &["switch", "-q", "-c", "topic"]);
-    fx.commit(&repo, "t1.txt", "t1\n", "topic one");
-    fx.commit(&repo, "t2.txt", "t2\n", "topic two");
-    fx.git(&repo, &["switch", "-q", "main"]);
-    fx.commit(&repo, "m.txt", "m\n", "main moves");
-    fx.git(&repo, &["switch", "-q", "topic"]);
-    fx.write(&repo, "loose.txt", "untracked, kept\n");
-    repo
-}
 
 #[test]
 fn operation_preview_rebase_end_to_end_matches_plain_git_and_restores_every_byte() {
     let fx = Fixture::new();
-    let repo = diverged(&fx);
-    let twin = fx.path("twin");
-    std::process::Command::new("cp")
-        .args(["-a"])
-        .arg(&repo)
-        .arg(&twin)
-        .status()
-        .unwrap();
+    let repo = diverged(&fx, "repo");
+    let twin = twin(&fx, &repo, "twin");
     let before = bytes(&fx, &repo);
     let gateway = Gateway::start(&fx, &[]);
     let mut sidecar = gateway.sidecar(&fx);

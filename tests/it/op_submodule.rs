@@ -3,44 +3,21 @@
 //! checks out the recorded commit detached and says a restore cannot undo it; a moved
 //! pointer or a wrong expected OID is `stale`; a submodule not checked out is refused.
 
-use std::path::{Path, PathBuf};
-
 use gitward::gateway::api::{FailureKind, Status};
 use serde_json::json;
 
 use crate::common::Fixture;
 use crate::exec_ops::Rig;
+use crate::op_setup::drifted;
 use crate::op_support::{bytes, card, history, restore};
 use crate::operation_e2e::Gateway;
-
-/// A library with two commits under `rel`; returns (path, first, second).
-fn library(fx: &Fixture, rel: &str) -> (PathBuf, String, String) {
-    let repo = fx.init(rel, &[]);
-    let first = fx.commit(&repo, "lib.txt", "v1\n", "lib v1");
-    let second = fx.commit(&repo, "lib.txt", "v2\n", "lib v2");
-    (repo, first, second)
-}
-
-/// `top` records `libs/lib` at the library's first commit; the submodule has its second
-/// checked out (drifted, clean). Returns (first, second).
-fn drifted(fx: &Fixture, top: &Path) -> (String, String) {
-    let (lib, first, second) = library(fx, "src/lib");
-    let url = lib.to_str().unwrap();
-    fx.git(top, &["submodule", "add", "-q", url, "libs/lib"]);
-    let sub = top.join("libs/lib");
-    fx.git(&sub, &["checkout", "-q", "--detach", &first]);
-    fx.git(top, &["add", "libs/lib"]);
-    fx.git(top, &["commit", "-q", "-m", "add lib at v1"]);
-    fx.git(&sub, &["checkout", "-q", "--detach", &second]);
-    (first, second)
-}
 
 #[test]
 fn operation_preview_submodule_pointer_record_matches_plain_git_and_restores_every_byte() {
     let fx = Fixture::new();
     let top = fx.init("top", &[]);
     fx.commit(&top, "README", "top\n", "top");
-    let (first, second) = drifted(&fx, &top);
+    let (first, second) = drifted(&fx, &top, "src/lib");
     // Staged work of the parent stays staged: only the gitlink is committed.
     fx.write(&top, "staged.txt", "staged, not committed\n");
     fx.git(&top, &["add", "staged.txt"]);
@@ -107,7 +84,7 @@ fn operation_preview_submodule_pointer_record_matches_plain_git_and_restores_eve
 #[tokio::test]
 async fn return_checks_out_the_recorded_commit_detached_and_says_restore_cannot_undo_it() {
     let rig = Rig::new();
-    let (first, second) = drifted(&rig.fx, &rig.repo);
+    let (first, second) = drifted(&rig.fx, &rig.repo, "src/lib");
     let sub = rig.repo.join("libs/lib");
     let fields = json!({"action": "return", "relativePath": "libs/lib"});
     let id = rig.propose("submodulePointer", fields).await.unwrap();
@@ -144,7 +121,7 @@ async fn return_checks_out_the_recorded_commit_detached_and_says_restore_cannot_
 #[tokio::test]
 async fn a_moved_pointer_or_a_wrong_expected_oid_is_stale() {
     let rig = Rig::new();
-    let (first, second) = drifted(&rig.fx, &rig.repo);
+    let (first, second) = drifted(&rig.fx, &rig.repo, "src/lib");
     let wrong = rig
         .propose(
             "submodulePointer",
@@ -182,7 +159,7 @@ async fn a_moved_pointer_or_a_wrong_expected_oid_is_stale() {
 #[tokio::test]
 async fn a_submodule_not_checked_out_is_refused_naming_the_field() {
     let rig = Rig::new();
-    drifted(&rig.fx, &rig.repo);
+    drifted(&rig.fx, &rig.repo, "src/lib");
     rig.git(&["submodule", "deinit", "-q", "-f", "libs/lib"]);
     let err = rig
         .propose(
