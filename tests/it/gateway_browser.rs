@@ -4,6 +4,7 @@
 
 mod harness;
 mod history;
+mod operations;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -319,6 +319,22 @@ pub async fn texts(client: &Client, css: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The attribute `name` of every element `css` selects, read in one script.
+pub async fn attrs(client: &Client, css: &str, name: &str) -> Vec<String> {
+    let found = client
+        .execute(
+            "return [...document.querySelectorAll(arguments[0])]\
+             .map(e => e.getAttribute(arguments[1]) ?? '');",
+            vec![
+                Value::String(css.to_owned()),
+                Value::String(name.to_owned()),
+            ],
+        )
+        .await
+        .unwrap_or_default();
+    serde_json::from_value(found).unwrap_or_default()
+}
+
 /// Waits until the first element `css` selects shows `needle`, and returns its text.
 pub async fn wait_text(client: &Client, css: &str, needle: &str) -> String {
     let deadline = Instant::now() + PATIENCE;

@@ -28,7 +28,7 @@ fn copy_of(fx: &Fixture, repo: &Path, name: &str) -> PathBuf {
 }
 
 /// Ticks the card's destructive checkbox (Approve stays disabled until then), approves.
-async fn confirm_and_approve(client: &Client, id: &str) {
+pub(super) async fn confirm_and_approve(client: &Client, id: &str) {
     let card = format!("article.card[data-id='{id}']");
     let approve_button = find(client, &format!("{card} button[data-action='approve']")).await;
     assert_eq!(

@@ -203,11 +203,21 @@ export function historyCard(card, old, actions, now) {
     undo(card, actions));
 }
 
-/** Every completed operation offers its undo: back to the restore point taken before it. */
+/**
+ * Every completed operation offers its undo: back to the restore point taken before it.
+ * Except a push: the remote keeps it whatever happens locally, so rewinding local refs
+ * would only hide it; its undo is a new push, proposed from the outcome and approved apart.
+ */
 function undo(card, actions) {
-  const rp = card.result && card.result.restorePointId;
-  if (!rp || !['completed', 'failed'].includes(card.status)) return null;
-  return restoreControls({ id: rp, repoPath: card.repoPath, restorable: true, toast: actions.toast });
+  const r = card.result || {};
+  if (!r.restorePointId || !['completed', 'failed'].includes(card.status)) return null;
+  if (card.operationType === 'push') {
+    const text = card.status === 'completed' && r.previousRemoteOid
+      ? 'The remote keeps this push, so no local restore is offered: undo it with a push back to the old tip, approved on its own.'
+      : 'The remote is not rewound from here, and rewinding only the local refs would hide what it has, so no restore is offered.';
+    return h('p', { class: 'note', data: { role: 'push-undo-note' }, text });
+  }
+  return restoreControls({ id: r.restorePointId, repoPath: card.repoPath, restorable: true, toast: actions.toast });
 }
 
 const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'commitSha', 'message']);
@@ -223,7 +233,7 @@ function outcome(card, actions) {
   if (r.commitSha) rows.push(['Commit', h('code', { class: 'oid', title: r.commitSha, data: { role: 'commit-sha', sha: r.commitSha }, text: shortOid(r.commitSha) })]);
   for (const [k, v] of Object.entries(r)) {
     if (SHOWN_RESULT_KEYS.has(k) || v === null || (Array.isArray(v) && !v.length)) continue;
-    rows.push([k, h('code', { text: typeof v === 'string' ? v : JSON.stringify(v) })]);
+    rows.push([k, resultValue(k, v)]);
   }
   if (r.restorePointId) {
     rows.push(['Restore point', h('button', {
@@ -234,10 +244,22 @@ function outcome(card, actions) {
   // The remote cannot be restored from here: undoing a push is a new push, approved apart.
   if (card.operationType === 'push' && card.status === 'completed' && r.previousRemoteOid) {
     rows.push(['Undo', h('button', {
-      type: 'button', class: 'link', data: { action: 'undo-push' },
+      type: 'button', class: 'small', data: { action: 'undo-push' },
       on: { click: () => actions.undoPush(card.previewId) },
     }, 'Propose a push back to the old tip')]);
   }
   if (!rows.length) return null;
   return h('dl', { class: 'kv outcome' }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)]));
+}
+
+/** A result field: per-branch outcomes as a list with their reasons, names as code. */
+function resultValue(key, v) {
+  const isBranch = (x) => x && typeof x === 'object' && typeof x.branch === 'string';
+  if (Array.isArray(v) && v.every(isBranch)) {
+    return h('ul', { class: 'result-list', data: { role: `result-${key}` } }, v.map((b) => h('li', { data: { branch: b.branch } },
+      h('code', { text: b.branch }),
+      b.reason ? h('span', { class: 'muted', text: ` — ${typeof b.reason === 'string' ? b.reason : JSON.stringify(b.reason)}` }) : null)));
+  }
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v.map((x, i) => [i ? ', ' : '', h('code', { text: x })]);
+  return h('code', { text: typeof v === 'string' ? v : JSON.stringify(v) });
 }

@@ -17,7 +17,7 @@ const SVG: &str = "image/svg+xml";
 
 /// Every asset by its name under `/assets/`. A fixed table: a request can only ever
 /// name one of these, never a path on disk.
-const ASSETS: [(&str, &str, &str); 10] = [
+const ASSETS: [(&str, &str, &str); 11] = [
     ("app.js", JS, include_str!("app.js")),
     ("api.js", JS, include_str!("api.js")),
     ("dom.js", JS, include_str!("dom.js")),
@@ -25,6 +25,7 @@ const ASSETS: [(&str, &str, &str); 10] = [
     ("card.js", JS, include_str!("card.js")),
     ("preview.js", JS, include_str!("preview.js")),
     ("preview_history.js", JS, include_str!("preview_history.js")),
+    ("preview_refs.js", JS, include_str!("preview_refs.js")),
     ("restore.js", JS, include_str!("restore.js")),
     ("app.css", CSS, include_str!("app.css")),
     ("icon.svg", SVG, include_str!("icon.svg")),

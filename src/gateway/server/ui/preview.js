@@ -1,8 +1,10 @@
 // The operation's preview on its card, as git computed it: for a commit the exact files
-// and their diff, for a branch or a worktree what will exist afterwards.
+// and their diff, for a patch git's own `apply --check` verdict and the patch, for a
+// branch or a worktree what will exist afterwards.
 
 import { h, shortOid } from './dom.js';
 import { discardPreview, mergePreview, planPreview, resetPreview } from './preview_history.js';
+import { branchDeletePreview, pushPreview, rebasePreview, submodulePreview } from './preview_refs.js';
 
 /** Diffs longer than this start folded; their lines are built only when opened. */
 const OPEN_LINES = 400;
@@ -37,6 +39,11 @@ export function renderPreview(card) {
     case 'discard': return discardPreview(p);
     case 'reset': return resetPreview(p);
     case 'plan': return planPreview(p, renderPreview);
+    case 'rebase': return rebasePreview(p);
+    case 'patch': return patchPreview(p);
+    case 'push': return pushPreview(p);
+    case 'branchDelete': return branchDeletePreview(p);
+    case 'submodulePointer': return submodulePreview(p);
     default: return genericPreview(p);
   }
 }
@@ -59,6 +66,44 @@ function commitPreview(card, p) {
       h('span', { class: 'num del', text: `−${dels}` })),
     h('ul', { class: 'files' }, files.map(fileRow)),
     diff ? diffBox(diff, p.diffTruncated) : null);
+}
+
+function patchPreview(p) {
+  const check = p.check || {};
+  const patch = typeof p.patch === 'string' ? p.patch : '';
+  const statuses = patchStatuses(patch);
+  const files = (Array.isArray(p.files) ? p.files : [])
+    .map((f) => ({ ...f, status: statuses.get(String(f.path)) || 'modified' }));
+  const verdict = check.ok
+    ? h('span', { class: 'chip on', data: { role: 'check' }, text: 'applies cleanly' })
+    : h('span', { class: 'chip warn', data: { role: 'check' }, text: 'does not apply: approving fails and changes nothing' });
+  return h('div', { class: 'preview patch', data: { role: 'preview' } },
+    kv([
+      ['git apply --check', verdict],
+      ['Applies to', p.applyToIndex ? 'the working tree and the index' : 'the working tree only'],
+    ]),
+    !check.ok && check.message ? h('pre', { class: 'commit-msg', data: { role: 'check-message' }, text: String(check.message) }) : null,
+    h('div', { class: 'files-head' },
+      h('span', null, `${files.length} ${files.length === 1 ? 'file' : 'files'} patched`)),
+    h('ul', { class: 'files' }, files.map(fileRow)),
+    patch ? diffBox(patch, false) : null);
+}
+
+/** Each path a unified diff adds or deletes (the rest it modifies). */
+function patchStatuses(patch) {
+  const out = new Map();
+  const strip = (name) => name.replace(/\t.*$/, '').replace(/^[ab]\//, '');
+  let old = null;
+  for (const line of patch.split('\n')) {
+    if (line.startsWith('--- ')) old = line.slice(4);
+    else if (line.startsWith('+++ ') && old !== null) {
+      const now = line.slice(4);
+      if (old.startsWith('/dev/null')) out.set(strip(now), 'added');
+      else if (now.startsWith('/dev/null')) out.set(strip(old), 'deleted');
+      old = null;
+    }
+  }
+  return out;
 }
 
 /** A file with its status letter and an optional note, for lists without line counts. */

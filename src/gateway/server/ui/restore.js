@@ -5,6 +5,8 @@
 import * as api from './api.js';
 import { h, basename, shortOid, timeEl } from './dom.js';
 
+const LOCAL_ONLY = 'this puts back the local refs a push moved (its remote-tracking ref); the remote keeps the push. To undo it there, propose a push back to the old tip from the push in History.';
+
 export class RestoreView {
   constructor({ list, empty, select, refresh, toast }) {
     this.list = list;
@@ -80,7 +82,10 @@ export class RestoreView {
         skipped.length ? h('span', { class: 'chip warn', text: `${skipped.length} skipped` }) : null),
       skipped.length ? h('details', { class: 'skipped' }, h('summary', null, 'Not captured'),
         h('ul', null, skipped.map((s) => h('li', null, h('code', { text: String(s.path) }), ` — ${s.reason}`)))) : null,
-      restoreControls({ id: rp.id, repoPath: rp.repoPath, restorable: rp.restorable !== false, toast: this.toast }));
+      restoreControls({
+        id: rp.id, repoPath: rp.repoPath, restorable: rp.restorable !== false, toast: this.toast,
+        note: rp.operationType === 'push' ? LOCAL_ONLY : null,
+      }));
   }
 }
 
@@ -89,7 +94,7 @@ export class RestoreView {
  * repository moved on since, show what changed since (refs, files) and ask again with
  * those very changes, so a confirmation never covers changes the person did not see.
  */
-export function restoreControls({ id, repoPath, restorable, toast }) {
+export function restoreControls({ id, repoPath, restorable, toast, note }) {
   const result = h('p', { class: 'rp-result', data: { role: 'restore-result' }, hidden: true });
   const panel = h('div', { class: 'rp-confirm', hidden: true });
   const button = h('button', {
@@ -107,11 +112,12 @@ export function restoreControls({ id, repoPath, restorable, toast }) {
       panel.hidden = true;
       result.hidden = false;
       const kept = Array.isArray(done.keptRefs) ? done.keptRefs : [];
+      // Unlike h(), replaceChildren writes null as the text "null": absent parts are ''.
       result.replaceChildren('Restored. The state just before was saved as ',
         h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.',
         kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
           ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
-          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : null);
+          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : '');
       toast(`Restored ${basename(repoPath)} to ${id}`, 'ok');
     } catch (e) {
       const details = e.status === 409 && e.details ? e.details : null;
@@ -145,6 +151,7 @@ export function restoreControls({ id, repoPath, restorable, toast }) {
     panel.replaceChildren(
       h('p', null, 'Put ', h('strong', { text: basename(repoPath) }),
         ' back to how it was before this operation? Its current state is saved as a new restore point first, so this can be undone too.'),
+      note ? h('p', { class: 'warn-text', data: { role: 'restore-note' } }, h('strong', null, 'Local only: '), note) : '',
       h('div', { class: 'buttons' },
         h('button', { type: 'button', class: 'ghost', data: { action: 'restore-cancel' }, on: { click: close } }, 'Keep as is'),
         h('button', { type: 'button', class: 'primary', data: { action: 'restore-now' }, on: { click: () => run(false) } }, 'Restore now')));
