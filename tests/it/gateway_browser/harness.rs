@@ -319,6 +319,20 @@ pub async fn texts(client: &Client, css: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// [`texts`] once every element `css` selects shows some text: a card the page just
+/// rendered (or showed by switching tabs) can read as empty for a moment.
+pub async fn shown_texts(client: &Client, css: &str) -> Vec<String> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let found = texts(client, css).await;
+        let shown = !found.is_empty() && found.iter().all(|t| !t.trim().is_empty());
+        if shown || Instant::now() > deadline {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// The attribute `name` of every element `css` selects, read in one script.
 pub async fn attrs(client: &Client, css: &str, name: &str) -> Vec<String> {
     let found = client

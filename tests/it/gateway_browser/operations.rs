@@ -10,7 +10,9 @@ use std::path::Path;
 use fantoccini::Client;
 use serde_json::{Value, json};
 
-use super::harness::{Gateway, attrs, find, screenshot, texts, visible, wait_text, with_browser};
+use super::harness::{
+    Gateway, attrs, find, screenshot, shown_texts, texts, visible, wait_text, with_browser,
+};
 use super::history::confirm_and_approve;
 use super::{approve, sign_in};
 use crate::common::{Fixture, Server};
@@ -101,7 +103,7 @@ impl Session {
     }
 
     async fn texts(&self, css: &str) -> Vec<String> {
-        texts(&self.client, css).await
+        shown_texts(&self.client, css).await
     }
 
     async fn attrs(&self, css: &str, name: &str) -> Vec<String> {
@@ -303,9 +305,7 @@ async fn undo_push(s: &mut Session, id: &str, repo: &Path, (old, tip): (&str, &s
         &format!("{hist} button[data-action='undo-push']"),
     )
     .await;
-    let restore = s
-        .texts(&format!("{hist} button[data-action='restore']"))
-        .await;
+    let restore = texts(&s.client, &format!("{hist} button[data-action='restore']")).await;
     assert!(
         restore.is_empty(),
         "a push offers no local restore: {restore:?}"
