@@ -300,6 +300,7 @@ async fn push(s: &mut Session) {
 async fn undo_push(s: &mut Session, id: &str, repo: &Path, (old, tip): (&str, &str)) {
     s.tab("history").await;
     let hist = format!("article.card.hist[data-id='{id}']");
+    local_only_restore_point(s, &hist).await;
     let offer = find(
         &s.client,
         &format!("{hist} button[data-action='undo-push']"),
@@ -346,6 +347,29 @@ async fn undo_push(s: &mut Session, id: &str, repo: &Path, (old, tip): (&str, &s
     let record = s.completed(&undo_id);
     assert_eq!(record["result"]["pushedOid"], old);
     assert_eq!(record["result"]["forced"], true);
+}
+
+/// The push's restore point, reached from its card, says restoring it is local only (the
+/// remote keeps the push); the person keeps things as they are.
+async fn local_only_restore_point(s: &Session, hist: &str) {
+    let link = format!("{hist} [data-action='show-restore-point']");
+    let rp = s.attrs(&link, "data-rp").await.remove(0);
+    find(&s.client, &link).await.click().await.unwrap();
+    let row = format!("article.rp[data-id='{rp}']");
+    for action in ["restore", "restore-cancel"] {
+        let button = format!("{row} button[data-action='{action}']");
+        if action == "restore-cancel" {
+            let note = s.texts(&format!("{row} [data-role='restore-note']")).await;
+            assert!(
+                note[0].starts_with("Local only: ")
+                    && note[0].contains("the remote keeps the push"),
+                "{note:?}"
+            );
+            screenshot(&s.client, "push-restore-point").await;
+        }
+        find(&s.client, &button).await.click().await.unwrap();
+    }
+    s.tab("history").await;
 }
 
 async fn branch_delete(s: &mut Session) {
