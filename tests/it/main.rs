@@ -46,6 +46,7 @@ mod interop;
 mod interop_ts;
 mod load;
 mod op_branch_delete;
+mod op_branch_delete_multi;
 mod op_patch;
 mod op_push;
 mod op_rebase;

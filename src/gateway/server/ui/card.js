@@ -203,14 +203,23 @@ export function historyCard(card, old, actions, now) {
     undo(card, actions));
 }
 
-/** Every completed operation offers its undo: back to the restore point taken before it. */
+/**
+ * Every completed operation offers its undo: back to the restore point taken before it.
+ * A write across repositories took one in each; each is restored on its own.
+ */
 function undo(card, actions) {
-  const rp = card.result && card.result.restorePointId;
-  if (!rp || !['completed', 'failed'].includes(card.status)) return null;
-  return restoreControls({ id: rp, repoPath: card.repoPath, restorable: true, toast: actions.toast });
+  const r = card.result || {};
+  if (!r.restorePointId || !['completed', 'failed'].includes(card.status)) return null;
+  const points = Array.isArray(r.restorePoints) ? r.restorePoints.filter((p) => p && p.restorePointId) : [];
+  if (!points.length) {
+    return restoreControls({ id: r.restorePointId, repoPath: card.repoPath, restorable: true, toast: actions.toast });
+  }
+  return h('div', { class: 'rp-many' }, points.map((p) => h('div', { class: 'rp-repo', data: { repo: p.repoPath } },
+    h('span', { class: 'repo', title: p.repoPath, text: basename(p.repoPath) }),
+    restoreControls({ id: p.restorePointId, repoPath: p.repoPath, restorable: true, toast: actions.toast }))));
 }
 
-const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'commitSha', 'message']);
+const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'restorePoints', 'commitSha', 'message']);
 
 function outcome(card, actions) {
   const r = card.result || {};

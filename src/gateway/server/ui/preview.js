@@ -2,7 +2,7 @@
 // and their diff, for a branch or a worktree what will exist afterwards.
 
 import { h, shortOid } from './dom.js';
-import { discardPreview, mergePreview, planPreview, resetPreview } from './preview_history.js';
+import { branchDeletePreview, discardPreview, mergePreview, planPreview, resetPreview } from './preview_history.js';
 
 /** Diffs longer than this start folded; their lines are built only when opened. */
 const OPEN_LINES = 400;
@@ -37,6 +37,7 @@ export function renderPreview(card) {
     case 'discard': return discardPreview(p);
     case 'reset': return resetPreview(p);
     case 'plan': return planPreview(p, renderPreview);
+    case 'branchDelete': return branchDeletePreview(p);
     default: return genericPreview(p);
   }
 }

@@ -1,8 +1,9 @@
 // Previews of the writes that move history or drop work: a merge's conflict preflight,
 // what a discard loses, what a reset leaves behind or overwrites, and a plan's numbered
-// steps, each with its own preview and the destructive ones flagged.
+// steps, each with its own preview and the destructive ones flagged; per repository the
+// branches a branch deletion removes or keeps, and why.
 
-import { h } from './dom.js';
+import { h, basename } from './dom.js';
 import { diffBox, kv, oid, simpleFileRow } from './preview.js';
 
 function list(items, render, empty) {
@@ -80,4 +81,20 @@ export function planPreview(p, render) {
   return h('div', { class: 'preview plan', data: { role: 'preview' } },
     h('p', { class: 'note', text: 'All or nothing: if a step fails, every step is undone.' }),
     h('ol', { class: 'steps' }, steps.map(step)));
+}
+
+/** Per repository each named branch: deleted or kept, with the reason. */
+export function branchDeletePreview(p) {
+  const repos = Array.isArray(p.repositories) ? p.repositories : [];
+  return h('div', { class: 'preview branch-delete', data: { role: 'preview' } },
+    h('p', { class: 'note', text: `${Number(p.deletable) || 0} to delete, ${Number(p.kept) || 0} kept; remote branches are never touched` }),
+    repos.map((r) => h('section', { class: 'repo-branches', data: { repo: String(r.repoPath) } },
+      h('h4', { class: 'repo', title: String(r.repoPath), text: basename(r.repoPath) }),
+      list(Array.isArray(r.branches) ? r.branches : [], (b) => h('li', {
+        class: 'file', data: { branch: String(b.branch), delete: String(b.delete === true) },
+      },
+      h('span', { class: `st st-${b.delete === true ? 'd' : 'k'}`, text: b.delete === true ? 'D' : 'K' }),
+      h('span', { class: 'path', text: String(b.branch) }),
+      oid(b.tip),
+      h('span', { class: 'num muted', text: String(b.reason || '') })), 'no branches'))));
 }
