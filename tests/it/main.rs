@@ -40,6 +40,7 @@ mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
 mod http;
+mod http_cancel;
 mod http_interop;
 mod instructions;
 mod interop;
