@@ -269,3 +269,83 @@ fn branch_delete_asks_the_agent_policy_about_every_repository() {
     assert_eq!(error["code"], "policyDenied");
     assert_eq!(error["details"]["value"], repos[2].display().to_string());
 }
+
+/// Proposes and approves deleting `done` in each of `repos` on a gateway that aborts at
+/// `point`; returns the proposal's id once the gateway is gone.
+fn crash_at(fx: &Fixture, repos: &[PathBuf], point: &str) -> String {
+    use crate::gateway_support::{Gateway, preview_id, try_request};
+    let mut gw = Gateway::start(fx, &[], &[("GITWARD_DEBUG_CRASH_AT", point)]);
+    let session = gw.login();
+    let targets: Vec<Value> = repos
+        .iter()
+        .map(|r| json!({"repoPath": r, "branches": ["done"]}))
+        .collect();
+    let proposed = gw.post_handshake(
+        "/v1/mcp/operation/preview/branchDelete",
+        &json!({"agentId": "claude-code", "operationType": "branchDelete",
+                "repoPath": repos[0], "reason": "r",
+                "requestedAt": "2026-05-28T11:42:09.512Z", "targets": targets}),
+    );
+    let id = preview_id(&proposed);
+    let origin = format!("http://{}", gw.ui);
+    let _ = try_request(
+        &gw.ui,
+        "POST",
+        &format!("/api/proposals/{id}/approve"),
+        &[
+            ("Host", gw.ui.as_str()),
+            ("Cookie", &session.cookie),
+            ("X-CSRF-Token", &session.csrf),
+            ("Origin", &origin),
+            ("Content-Type", "application/json"),
+        ],
+        br#"{"confirmDestructive":false}"#,
+    );
+    let status = gw.child.wait().unwrap();
+    assert!(!status.success(), "{point}: the gateway did not crash");
+    id
+}
+
+#[test]
+fn branch_delete_across_repositories_is_reconciled_in_each_after_a_crash() {
+    for (point, ends) in [
+        ("after-restore-point", "failed"),
+        ("after-write", "completed"),
+    ] {
+        let fx = Fixture::new();
+        let repos = [repo(&fx, "one"), repo(&fx, "two")];
+        let id = crash_at(&fx, &repos, point);
+        let gw = crate::gateway_support::Gateway::start(&fx, &[], &[]);
+        let mut record = Value::Null;
+        for _ in 0..400 {
+            record = gw
+                .get_handshake(&format!("/v1/mcp/operation/status/{id}"))
+                .json();
+            if !matches!(record["status"].as_str(), Some("approved" | "executing")) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        assert_eq!(record["status"], ends, "{point}: {record}");
+        let points = record["result"]["restorePoints"].as_array().unwrap();
+        let paths: Vec<&str> = points
+            .iter()
+            .map(|p| p["repoPath"].as_str().unwrap())
+            .collect();
+        let expected: Vec<String> = repos.iter().map(|r| r.display().to_string()).collect();
+        assert_eq!(paths, expected, "{point}: {record}");
+        assert!(
+            points.iter().all(|p| p["restorePointId"].is_string()),
+            "{point}: {record}"
+        );
+        let gone = ends == "completed";
+        for r in &repos {
+            assert_eq!(
+                !refs(&fx, r).contains("refs/heads/done "),
+                gone,
+                "{point}: {}",
+                r.display()
+            );
+        }
+    }
+}
