@@ -1,15 +1,19 @@
 //! `branchDelete`: delete local branches whose every commit is kept elsewhere.
 //!
-//! The agent names branches; the seed's rules decide which go. A branch is kept (and
-//! reported `skipped` with the reason) when it has commits that are neither in HEAD nor
-//! in its own upstream, when some worktree has it checked out, or when it does not exist.
-//! The decision is made when proposed (one `for-each-ref --merged`, one worktree list, an
-//! ancestry check per upstream) and made again under the repository lock: anything that
-//! changed is `stale`. Each deletion is one `update-ref -d` guarded on the pinned tip, so
-//! a tip that moved in between is never deleted (`failed`). Every tip is named in the
-//! intent, so the restore point keeps them and Restore recreates the branches. Remote
-//! branches are never read as candidates nor touched: names are looked up under
-//! `refs/heads/` only.
+//! The agent names branches in up to 20 repositories; the seed's rules decide which go. A
+//! branch is kept (and reported `skipped` with the reason) when it has commits that are
+//! neither in HEAD nor in its own upstream, when some worktree has it checked out, or
+//! when it does not exist. The decision is made when proposed (per repository: one
+//! `for-each-ref --merged`, one worktree list, an ancestry check per upstream) and made
+//! again under the locks of every repository named: anything that changed in any of them
+//! is `stale`, and nothing is deleted anywhere. Each deletion is one `update-ref -d`
+//! guarded on the pinned tip, so a tip that moved in between is never deleted (`failed`).
+//! Every tip is named in its repository's intent, so that repository's restore point
+//! keeps them and Restore recreates the branches. Remote branches are never read as
+//! candidates nor touched: names are looked up under `refs/heads/` only.
+//!
+//! Every repository is opened through the allowed roots when proposed and again when
+//! executed; the gateway checks each against the agent policy before a card opens.
 
 use std::collections::BTreeSet;
 
@@ -18,10 +22,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+mod repos;
+
 use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
 use crate::git::{Git, Oid, merge_base, refs};
@@ -86,14 +92,6 @@ impl BranchDeleteFields {
             format!("at most {MAX_TOTAL} branches in all")
         })?;
         Ok(f)
-    }
-
-    /// Every branch, in the order proposed.
-    fn branches(&self) -> Vec<String> {
-        self.targets
-            .iter()
-            .flat_map(|t| t.branches.iter().cloned())
-            .collect()
     }
 }
 
@@ -206,28 +204,6 @@ async fn merged_into_head(
         .collect())
 }
 
-/// The proposal may name only its own repository: the restore point and the intent are
-/// those of one repository.
-async fn check_targets(ctx: Ctx<'_>, f: &BranchDeleteFields) -> Result<(), OpError> {
-    for t in &f.targets {
-        let repo = crate::git::repo::open(ctx.config, "targets", &t.repo_path, ctx.cancel).await?;
-        if repo.path != ctx.repo.path {
-            return Err(OpError::invalid(
-                "targets",
-                format!(
-                    "{} is not the proposal's repository; propose once per repository so each gets its own restore point",
-                    t.repo_path
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn decided(pins: &Pins) -> Vec<Value> {
-    pins.0["branches"].as_array().cloned().unwrap_or_default()
-}
-
 #[async_trait]
 impl Operation for BranchDelete {
     fn kind(&self) -> &'static str {
@@ -257,9 +233,7 @@ impl Operation for BranchDelete {
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchDeleteFields::from_fields(fields)?;
-        check_targets(ctx, &f).await?;
-        let git = Git::new(ctx.repo, ctx.cancel);
-        Ok(Pins(assess(&git, &f.branches()).await?))
+        Ok(Pins(repos::assess_all(ctx, &f).await?))
     }
 
     async fn preview(
@@ -268,21 +242,13 @@ impl Operation for BranchDelete {
         _fields: &Fields,
         pins: &Pins,
     ) -> Result<Value, OpError> {
-        let branches = decided(pins);
-        let deletable = branches.iter().filter(|b| b["delete"] == true).count();
-        Ok(json!({
-            "branches": branches,
-            "deletable": deletable,
-            "kept": branches.len() - deletable,
-            "remoteBranchesTouched": false,
-        }))
+        Ok(repos::preview(pins))
     }
 
     async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
         let f = BranchDeleteFields::from_fields(fields)?;
-        let git = Git::new(ctx.repo, ctx.cancel);
-        let now = assess(&git, &f.branches()).await?;
-        let moved = pins::diff(&pins.0, &now);
+        let now = repos::assess_all(ctx, &f).await?;
+        let moved = repos::moved(&pins.0, &now);
         if moved.is_empty() {
             Ok(())
         } else {
@@ -291,24 +257,23 @@ impl Operation for BranchDelete {
     }
 
     fn intent(&self, _fields: &Fields, pins: &Pins) -> Result<Intent, OpError> {
-        let mut intent = Intent::default();
-        for b in decided(pins) {
-            let name = refname(b["branch"].as_str().unwrap_or_default());
-            let Some(tip) = b["tip"].as_str() else {
-                continue;
-            };
-            let at = Expect::At {
-                oid: tip.to_owned(),
-            };
-            intent.pre.insert(name.clone(), at.clone());
-            let after = if b["delete"] == true {
-                Expect::Absent
-            } else {
-                at
-            };
-            intent.post.insert(name, after);
-        }
-        Ok(intent)
+        let own = pins.0["repoPath"].as_str();
+        Ok(repos::listed(pins)
+            .find(|r| r["repoPath"].as_str() == own)
+            .map(intent_in)
+            .unwrap_or_default())
+    }
+
+    fn other_repositories(
+        &self,
+        _fields: &Fields,
+        pins: &Pins,
+    ) -> Result<Vec<(String, Intent)>, OpError> {
+        let own = pins.0["repoPath"].as_str();
+        Ok(repos::listed(pins)
+            .filter(|r| r["repoPath"].as_str() != own)
+            .filter_map(|r| Some((r["repoPath"].as_str()?.to_owned(), intent_in(r))))
+            .collect())
     }
 
     async fn execute(
@@ -317,24 +282,27 @@ impl Operation for BranchDelete {
         _fields: &Fields,
         pins: &Pins,
     ) -> Result<Fields, OpError> {
-        let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
-        let repo_path = ctx.repo.display();
         let (mut deleted, mut failed, mut skipped) = (Vec::new(), Vec::new(), Vec::new());
-        for b in decided(pins) {
-            let branch = b["branch"].as_str().unwrap_or_default().to_owned();
-            let entry = |status: &str, reason: Value| {
-                json!({"repoPath": repo_path, "branch": branch, "tip": b["tip"],
-                       "status": status, "reason": reason})
-            };
-            match (b["delete"] == true, b["tip"].as_str()) {
-                (true, Some(tip)) => {
-                    let message = format!("branch: deleted {branch} (was {tip})");
-                    match checked(w.delete_ref(&refname(&branch), tip, &message).await) {
-                        Ok(_) => deleted.push(entry("deleted", b["reason"].clone())),
-                        Err(e) => failed.push(entry("failed", json!(e.to_string()))),
+        for r in repos::listed(pins) {
+            let path = r["repoPath"].as_str().unwrap_or_default();
+            let repo = crate::git::repo::open(ctx.config, "targets", path, ctx.cancel).await?;
+            let w = GitWrite::new(&repo.path, ctx.cancel);
+            for b in r["branches"].as_array().into_iter().flatten() {
+                let branch = b["branch"].as_str().unwrap_or_default().to_owned();
+                let entry = |status: &str, reason: Value| {
+                    json!({"repoPath": path, "branch": branch, "tip": b["tip"],
+                           "status": status, "reason": reason})
+                };
+                match (b["delete"] == true, b["tip"].as_str()) {
+                    (true, Some(tip)) => {
+                        let message = format!("branch: deleted {branch} (was {tip})");
+                        match checked(w.delete_ref(&refname(&branch), tip, &message).await) {
+                            Ok(_) => deleted.push(entry("deleted", b["reason"].clone())),
+                            Err(e) => failed.push(entry("failed", json!(e.to_string()))),
+                        }
                     }
+                    _ => skipped.push(entry("skipped", b["reason"].clone())),
                 }
-                _ => skipped.push(entry("skipped", b["reason"].clone())),
             }
         }
         if deleted.is_empty() && !failed.is_empty() {
@@ -355,6 +323,29 @@ impl Operation for BranchDelete {
     }
 }
 
+/// One repository's intent: every named tip as pinned before, and after gone when it is
+/// deleted, unchanged when kept.
+fn intent_in(repository: &Value) -> Intent {
+    let mut intent = Intent::default();
+    for b in repository["branches"].as_array().into_iter().flatten() {
+        let name = refname(b["branch"].as_str().unwrap_or_default());
+        let Some(tip) = b["tip"].as_str() else {
+            continue;
+        };
+        let at = Expect::At {
+            oid: tip.to_owned(),
+        };
+        intent.pre.insert(name.clone(), at.clone());
+        let after = if b["delete"] == true {
+            Expect::Absent
+        } else {
+            at
+        };
+        intent.post.insert(name, after);
+    }
+    intent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -367,7 +358,7 @@ mod tests {
     fn bounds_and_refusals() {
         let ok = json!({"targets": [{"repoPath": "/r", "branches": ["a", "b/c"]}]});
         let f = BranchDeleteFields::from_fields(&fields(ok)).unwrap();
-        assert_eq!(f.branches(), ["a", "b/c"]);
+        assert_eq!(f.targets[0].branches, ["a", "b/c"]);
         let many = |repos: usize, each: usize| {
             let targets: Vec<Value> = (0..repos)
                 .map(|r| {

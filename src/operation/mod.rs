@@ -202,6 +202,17 @@ pub trait Operation: Send + Sync {
     /// The refs the write expects to find and to leave (the intent record). Every ref
     /// named in it is captured by the restore point.
     fn intent(&self, fields: &Fields, pins: &Pins) -> Result<Intent, OpError>;
+    /// The repositories the write also changes besides the proposal's own (canonical
+    /// paths, as pinned), each with its intent. The executor opens each through the allowed
+    /// roots, holds every repository's lock (taken in one order) from revalidation to
+    /// verification, takes a restore point in each and verifies each intent.
+    fn other_repositories(
+        &self,
+        _fields: &Fields,
+        _pins: &Pins,
+    ) -> Result<Vec<(String, Intent)>, OpError> {
+        Ok(Vec::new())
+    }
     /// Carries the operation out; returns the result fields (`commitSha`, …).
     async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError>;
 }

@@ -315,3 +315,68 @@ fn repo_other(fx: &Fixture) -> PathBuf {
     fx.commit(&other, "x.txt", "x\n", "x");
     other
 }
+
+#[test]
+fn safety_timeline_merges_the_reflog_of_the_ref_it_is_named() {
+    let mut rig = rig();
+    let repo = rig.repo.clone();
+    let timeline = rig.sidecar.call(
+        "safety.timeline",
+        json!({"repoPath": repo, "refName": "main", "includeRestorePoints": false}),
+    );
+    let events = timeline["data"]["events"].as_array().unwrap();
+    let git_moves = rig
+        .fx
+        .git(&repo, &["reflog", "--format=%H %gs", "refs/heads/main"]);
+    let reflog: Vec<String> = events
+        .iter()
+        .map(|e| {
+            assert!(e["title"].as_str().unwrap().starts_with("main "), "{e}");
+            format!(
+                "{} {}",
+                e["headAfter"].as_str().unwrap(),
+                e["summary"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(reflog, git_moves.lines().collect::<Vec<_>>(), "{timeline}");
+    let head_moves = rig.fx.git(&repo, &["reflog", "--format=%H %gs", "HEAD"]);
+    assert_ne!(git_moves, head_moves, "the fixture tells the two apart");
+    assert_eq!(events[0]["id"], "reflog:main@{0}");
+    let details = rig.sidecar.call(
+        "safety.eventDetails",
+        json!({"repoPath": repo, "eventId": "reflog:main@{0}"}),
+    );
+    let message = rig
+        .fx
+        .git(&repo, &["reflog", "-1", "--format=%gs", "refs/heads/main"]);
+    assert_eq!(details["data"]["reflogEntry"]["message"], json!(message));
+    assert_eq!(details["data"]["reflogEntry"]["selector"], "main@{0}");
+
+    // One ref, named as a ref: never an option, a revision or a ref that is not there.
+    for bad in ["--all", "-n", "HEAD@{1}", "main..HEAD", "no-such-branch"] {
+        let refused = rig
+            .sidecar
+            .call("safety.timeline", json!({"repoPath": repo, "refName": bad}));
+        assert_eq!(
+            refused["error"]["data"]["field"], "refName",
+            "{bad}: {refused}"
+        );
+        assert!(refused["data"].is_null(), "{bad}: {refused}");
+    }
+    // The gateway checks it too, whoever asks.
+    let url = format!(
+        "http://{}/v1/mcp/safety/timeline?repoPath={}&refName=--all",
+        rig._gateway.handshake,
+        repo.display()
+    );
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into();
+    let mut answer = agent.get(&url).call().unwrap();
+    assert_eq!(answer.status().as_u16(), 422);
+    let body = answer.body_mut().read_to_string().unwrap();
+    assert!(body.contains("refName"), "{body}");
+}

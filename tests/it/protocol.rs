@@ -49,7 +49,7 @@ fn committed_repo(fx: &Fixture) -> PathBuf {
 
 /// Polls `probe` until it holds. A guard against hanging, not a timing assertion: the
 /// bound is far beyond anything the condition needs.
-fn wait_until(what: &str, mut probe: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut probe: impl FnMut() -> bool) {
     let start = Instant::now();
     while !probe() {
         assert!(
@@ -61,7 +61,7 @@ fn wait_until(what: &str, mut probe: impl FnMut() -> bool) {
 }
 
 /// The live child processes of `pid` (every thread's list), zombies excluded.
-fn children(pid: u32) -> Vec<u32> {
+pub(crate) fn children(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return out;
@@ -83,7 +83,7 @@ fn children(pid: u32) -> Vec<u32> {
     out
 }
 
-fn cmdline(pid: u32) -> String {
+pub(crate) fn cmdline(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
         .unwrap_or_default()

@@ -18,6 +18,7 @@
 
 mod prepare;
 mod reconcile;
+mod repos;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -175,8 +176,6 @@ impl Executor {
         let repo = crate::git::repo::open(&self.config, "repoPath", repo_path, cancel)
             .await
             .map_err(|e| Failure::from_op(e.into()))?;
-        let lock = self.lock_for(&repo.display());
-        let _held = lock.lock().await;
         let ctx = Ctx {
             repo: &repo,
             config: &self.config,
@@ -185,33 +184,42 @@ impl Executor {
         let id = stored.record.preview_id.as_str();
         let pins = match store.pins(id).map_err(store_failure)? {
             Some(p) => Pins(p),
-            // Pinned now, the revalidation below still guards the claim-to-write window.
+            // Pinned now, the revalidation under the locks still guards the claim-to-write
+            // window.
             None => op
                 .pin(ctx, &proposal.fields)
                 .await
                 .map_err(Failure::from_op)?,
         };
-        self.guarded(store, op, ctx, &repo, id, &proposal.fields, &pins)
+        let mut others = repos::open(&self.config, op, &proposal.fields, &pins, cancel)
+            .await
+            .map_err(Failure::from_op)?;
+        let _held = self.lock_all(&repo, &others).await;
+        self.guarded(store, op, ctx, id, &proposal.fields, &pins, &mut others)
             .await
     }
 
-    /// Revalidate → intent → restore point → write → verify, under the repository lock.
+    /// Revalidate → intent → restore point → write → verify, under the repository locks.
     #[allow(clippy::too_many_arguments)]
     async fn guarded(
         &self,
         store: &mut Store,
         op: &dyn Operation,
         ctx: Ctx<'_>,
-        repo: &Repo,
         id: &str,
         fields: &Fields,
         pins: &Pins,
+        others: &mut [repos::Other],
     ) -> Result<OperationResult, Failure> {
+        let repo = ctx.repo;
         op.revalidate(ctx, fields, pins)
             .await
             .map_err(Failure::from_op)?;
         let intent = op.intent(fields, pins).map_err(Failure::from_op)?;
         let mut record = json!({"phase": "intent", "repoPath": repo.display(), "intent": intent});
+        if !others.is_empty() {
+            record["others"] = repos::record(others);
+        }
         store
             .update_intent(id, &record, Timestamp::now())
             .map_err(store_failure)?;
@@ -228,8 +236,14 @@ impl Executor {
         )
         .await
         .map_err(|e| restore_failure(e, None))?;
+        repos::take_points(store, others, ctx.cancel, id, op.kind(), &self.caps)
+            .await
+            .map_err(|e| restore_failure(e, Some(&point.id)))?;
         record["phase"] = json!("restorePoint");
         record["restorePointId"] = json!(point.id);
+        if !others.is_empty() {
+            record["others"] = repos::record(others);
+        }
         store
             .update_intent(id, &record, Timestamp::now())
             .map_err(store_failure)?;
@@ -237,8 +251,13 @@ impl Executor {
         let written = op.execute(ctx, fields, pins).await;
         crash::point(crash::AFTER_WRITE);
         let after = restore::record_after(store, repo, ctx.cancel, &point).await;
+        let after_others = repos::record_after(store, others, ctx.cancel).await;
+        let all_points = (!others.is_empty()).then(|| repos::points(repo, &point.id, others));
         let with_point = |mut f: Failure| {
             f.restore_point_id = Some(point.id.clone());
+            if let Some(p) = &all_points {
+                f.fields.insert("restorePoints".into(), p.clone());
+            }
             f
         };
         if let Err(e @ OpError::RollBack { .. }) = written {
@@ -246,24 +265,35 @@ impl Executor {
                 roll_back(store, repo, ctx.cancel, &point, e).await,
             ));
         }
-        let out = written.map_err(|e| with_point(Failure::from_op(e)))?;
-        after.map_err(|e| restore_failure(e, Some(&point.id)))?;
+        let mut out = written.map_err(|e| with_point(Failure::from_op(e)))?;
+        after
+            .and(after_others)
+            .map_err(|e| with_point(restore_failure(e, Some(&point.id))))?;
+        let not_reached = |found: Value| {
+            with_point(Failure::new(
+                FailureKind::Git,
+                json!({"message": "after the write the repository is not as intended", "found": found}),
+            ))
+        };
         match reached(ctx, &intent).await {
             Ok(Reached::Post) => {}
-            Ok(other) => {
-                let found = match other {
-                    Reached::Neither(found) => found,
-                    _ => json!("the repository is still in its pre-state"),
-                };
-                return Err(with_point(Failure::new(
-                    FailureKind::Git,
-                    json!({"message": "after the write the repository is not as intended", "found": found}),
+            Ok(Reached::Neither(found)) => return Err(not_reached(found)),
+            Ok(_) => {
+                return Err(not_reached(json!(
+                    "the repository is still in its pre-state"
                 )));
             }
             Err(e) => return Err(with_point(Failure::from_op(e))),
         }
+        repos::verify(&self.config, others, ctx.cancel)
+            .await
+            .map_err(not_reached)?;
         // Pruning is housekeeping: a failure here never fails the write it follows.
         let _ = restore::prune(store, repo, ctx.cancel, Timestamp::now(), &self.retention).await;
+        repos::prune(store, others, ctx.cancel, &self.retention).await;
+        if let Some(p) = all_points {
+            out.insert("restorePoints".into(), p);
+        }
         Ok(OperationResult {
             failure: None,
             restore_point_id: Some(point.id),

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::git::args::check_ref_name;
 use crate::tools::flux::{Bridged, read};
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
@@ -32,6 +33,10 @@ pub struct TimelineInput {
     /// Include the gateway's restore points.
     #[serde(default = "yes")]
     pub include_restore_points: bool,
+    /// The ref whose reflog is merged: `HEAD` (default), a branch (`main`) or a full ref
+    /// name. One ref; a name starting with `-` (such as `--all`) is refused.
+    #[serde(default)]
+    pub ref_name: Option<String>,
 }
 
 fn yes() -> bool {
@@ -52,6 +57,8 @@ impl Tool for Timeline {
     };
 
     async fn call(ctx: CallCtx, input: TimelineInput) -> Result<Bridged, ToolError> {
+        let ref_name = input.ref_name.unwrap_or_else(|| "HEAD".to_owned());
+        check_ref_name("refName", &ref_name)?;
         let query = [
             ("limit", input.limit.get().to_string()),
             ("reflogLimit", input.reflog_limit.get().to_string()),
@@ -60,6 +67,7 @@ impl Tool for Timeline {
                 "includeRestorePoints",
                 input.include_restore_points.to_string(),
             ),
+            ("refName", ref_name),
         ];
         read(
             &ctx,

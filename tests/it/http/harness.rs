@@ -56,6 +56,23 @@ impl HttpServer {
         HttpServer { child, addr }
     }
 
+    /// The server's process id (its git children are its own children).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// A POST sent whole whose answer is left to the caller: the open connection.
+    pub fn post_open(&self, path: &str, headers: &[(&str, &str)], body: &str) -> TcpStream {
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        let mut stream = self.request("POST", path, &all, body.len());
+        stream.write_all(body.as_bytes()).unwrap();
+        stream
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }

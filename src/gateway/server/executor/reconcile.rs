@@ -25,8 +25,23 @@ fn interrupted(point: Option<String>, found: Value) -> Reconciled {
     })
 }
 
-/// How the proposal in `executing` ends.
+/// How the proposal in `executing` ends; a write across repositories lists each one's
+/// restore point either way.
 pub async fn decide(
+    config: &Config,
+    executing: &Executing,
+    cancel: &CancellationToken,
+) -> Reconciled {
+    let mut ended = decide_one(config, executing, cancel).await;
+    let record = executing.intent.as_ref().unwrap_or(&Value::Null);
+    if record["others"].is_array() {
+        let (Reconciled::Completed(r) | Reconciled::Interrupted(r)) = &mut ended;
+        r.fields.insert("restorePoints".into(), points(record));
+    }
+    ended
+}
+
+async fn decide_one(
     config: &Config,
     executing: &Executing,
     cancel: &CancellationToken,
@@ -52,6 +67,11 @@ pub async fn decide(
     match reached(ctx, &intent).await {
         Ok(Reached::Post) => {
             let mut fields = Fields::new();
+            if let Some(others) = record["others"].as_array()
+                && let Err(found) = others_reached(config, others, cancel).await
+            {
+                return interrupted(point, found);
+            }
             fields.insert("reconciled".into(), json!(true));
             let git = crate::git::Git::new(&repo, cancel);
             for (name, expect) in &intent.post {
@@ -82,4 +102,54 @@ pub async fn decide(
         Ok(Reached::Neither(found)) => interrupted(point, found),
         Err(e) => interrupted(point, json!(format!("cannot read the repository: {e}"))),
     }
+}
+
+/// `Ok` when every further repository of the record reached its post-state; else what
+/// was found in each that did not.
+async fn others_reached(
+    config: &Config,
+    others: &[Value],
+    cancel: &CancellationToken,
+) -> Result<(), Value> {
+    let mut found = serde_json::Map::new();
+    for other in others {
+        let path = other["repoPath"].as_str().unwrap_or_default();
+        let intent: Option<Intent> = serde_json::from_value(other["intent"].clone()).ok();
+        let what = match (
+            intent,
+            crate::git::repo::open(config, "targets", path, cancel).await,
+        ) {
+            (Some(intent), Ok(repo)) => {
+                let ctx = Ctx {
+                    repo: &repo,
+                    config,
+                    cancel,
+                };
+                match reached(ctx, &intent).await {
+                    Ok(Reached::Post) => continue,
+                    Ok(Reached::Pre) => json!("the refs are in their pre-state"),
+                    Ok(Reached::Neither(f)) => f,
+                    Err(e) => json!(format!("cannot read the repository: {e}")),
+                }
+            }
+            (None, _) => json!("no intent recorded"),
+            (_, Err(e)) => json!(format!("cannot open the repository: {e}")),
+        };
+        found.insert(path.to_owned(), what);
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(Value::Object(found))
+    }
+}
+
+/// `[{repoPath, restorePointId}]` of the record: the proposal's own, then the others'.
+fn points(record: &Value) -> Value {
+    let mut out =
+        vec![json!({"repoPath": record["repoPath"], "restorePointId": record["restorePointId"]})];
+    for other in record["others"].as_array().into_iter().flatten() {
+        out.push(json!({"repoPath": other["repoPath"], "restorePointId": other["restorePointId"]}));
+    }
+    json!(out)
 }

@@ -1,6 +1,12 @@
 //! The read bridge behind the FluxGit-required tools: restore points and the safety
 //! timeline of one repository inside the allowed roots. Reads only: the store, HEAD and
-//! HEAD's reflog (through the read door).
+//! one ref's reflog (HEAD's by default; through the read door).
+//!
+//! The timeline merges the reflog of one ref, named by `refName` and checked like any ref
+//! name (never an option: `--all` and anything starting with `-` are refused) and resolved
+//! the way `git reflog <name>` resolves it. Every ref's reflog at once is not offered: the
+//! events of one ref are what a restore decision is about, and `repo.reflog` reads any
+//! other ref's.
 
 use std::sync::Arc;
 
@@ -34,6 +40,7 @@ pub struct TimelineQuery {
     pub reflog_limit: Option<u32>,
     pub include_reflog: Option<bool>,
     pub include_restore_points: Option<bool>,
+    pub ref_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -134,16 +141,30 @@ pub async fn restore_point(
     Ok(axum::Json(events::restore_point(&point, now.as_ref())).into_response())
 }
 
-/// HEAD's newest `limit` reflog entries.
-async fn head_reflog(repo: &Repo, limit: usize) -> Result<reflog::Read, ApiError> {
+/// The newest `limit` entries of the reflog of `name` (checked, then resolved as `git
+/// reflog` does); the name events carry (the full one when the short one is ambiguous).
+async fn ref_reflog(
+    repo: &Repo,
+    name: &str,
+    limit: usize,
+) -> Result<(String, reflog::Read), ApiError> {
+    let invalid = |e: crate::git::GitError| match e {
+        crate::git::GitError::Invalid { reason, .. } => ApiError::invalid("refName", reason),
+        other => ApiError::internal(format!("reading the reflog of {name}: {other}")),
+    };
+    crate::git::args::check_ref_name("refName", name).map_err(invalid)?;
     let cancel = CancellationToken::new();
     let git = Git::new(repo, &cancel);
-    reflog::read(&git, "HEAD", limit)
+    let (full, ambiguous) = reflog::full_name(&git, "refName", name)
         .await
-        .map_err(|e| ApiError::internal(format!("reading HEAD's reflog: {e}")))
+        .map_err(invalid)?;
+    let read = reflog::read(&git, &full, limit)
+        .await
+        .map_err(|e| ApiError::internal(format!("reading the reflog of {full}: {e}")))?;
+    Ok((if ambiguous { full } else { name.to_owned() }, read))
 }
 
-/// `GET /v1/mcp/safety/timeline?repoPath=&limit=&reflogLimit=&includeReflog=&includeRestorePoints=`.
+/// `GET /v1/mcp/safety/timeline?repoPath=&limit=&reflogLimit=&includeReflog=&includeRestorePoints=&refName=`.
 pub async fn timeline(
     State(app): State<Arc<App>>,
     Query(query): Query<TimelineQuery>,
@@ -164,13 +185,14 @@ pub async fn timeline(
         all.extend(points.iter().map(events::restore_event));
     }
     if query.include_reflog.unwrap_or(true) {
-        let read = head_reflog(&repo, reflog_limit).await?;
+        let name = query.ref_name.as_deref().unwrap_or("HEAD");
+        let (name, read) = ref_reflog(&repo, name, reflog_limit).await?;
         more |= read.more;
         all.extend(
             read.entries
                 .iter()
                 .enumerate()
-                .map(|(n, e)| events::reflog_event(&path, n, e)),
+                .map(|(n, e)| events::reflog_event(&path, &name, n, e)),
         );
     }
     let (events, cut) = events::merge_newest_first(all, limit as usize);
@@ -209,16 +231,16 @@ pub async fn event(
         }))
         .into_response());
     }
-    let n = events::reflog_index(&id)
-        .filter(|n| *n < MAX_REFLOG_INDEX)
+    let (name, n) = events::reflog_index(&id)
+        .filter(|(_, n)| *n < MAX_REFLOG_INDEX)
         .ok_or_else(ApiError::not_found)?;
-    let read = head_reflog(&repo, n + 1).await?;
+    let (name, read) = ref_reflog(&repo, &name, n + 1).await?;
     let entry = read.entries.get(n).ok_or_else(ApiError::not_found)?;
     Ok(axum::Json(json!({
         "eventId": id,
-        "event": events::reflog_event(&path, n, entry),
+        "event": events::reflog_event(&path, &name, n, entry),
         "restorePoint": null,
-        "reflogEntry": events::reflog_entry(n, entry),
+        "reflogEntry": events::reflog_entry(&name, n, entry),
         "readOnly": true,
         "networkFetchPerformed": false,
     }))

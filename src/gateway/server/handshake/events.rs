@@ -1,5 +1,6 @@
 //! The shapes the read bridge answers in: restore points as the seed's `flux.*` results,
-//! and safety-timeline events built from restore points and the HEAD reflog.
+//! and safety-timeline events built from restore points and one ref's reflog (HEAD's
+//! unless the caller names another).
 //!
 //! Pure functions of what the store and git returned, so every field is decided here,
 //! once. Nothing names a file of the gateway (its store, its run directory): a restore
@@ -167,8 +168,9 @@ fn clipped(message: &str) -> String {
     }
 }
 
-/// Entry `n` (0 = newest) of HEAD's reflog as a timeline event.
-pub fn reflog_event(repo_path: &str, n: usize, entry: &Entry) -> Value {
+/// Entry `n` (0 = newest) of the reflog of `name` (`HEAD` unless asked otherwise) as a
+/// timeline event; `headBefore`/`headAfter` are that ref's ids before and after.
+pub fn reflog_event(repo_path: &str, name: &str, n: usize, entry: &Entry) -> Value {
     let kind = reflog_kind(&entry.message);
     let old = entry
         .old
@@ -177,18 +179,18 @@ pub fn reflog_event(repo_path: &str, n: usize, entry: &Entry) -> Value {
         .filter(|o| o.bytes().any(|b| b != b'0'));
     let new = entry.new.as_str();
     let mut actions = vec![json!({"kind": "inspect", "tool": "repo.reflog",
-        "arguments": {"repoPath": repo_path, "limit": (n + 1).clamp(1, 100)}})];
+        "arguments": {"repoPath": repo_path, "refName": name, "limit": (n + 1).clamp(1, 100)}})];
     if let Some(old) = &old {
         actions.push(json!({"kind": "inspectBefore", "tool": "commit.details",
             "arguments": {"repoPath": repo_path, "commit": old}}));
     }
     json!({
-        "id": format!("{REFLOG_EVENT}HEAD@{{{n}}}"),
+        "id": format!("{REFLOG_EVENT}{name}@{{{n}}}"),
         "repoLabel": repo_label(repo_path),
         "source": "reflog",
         "kind": kind,
         "severity": reflog_severity(&kind, &entry.message),
-        "title": format!("HEAD {kind}"),
+        "title": format!("{name} {kind}"),
         "summary": clipped(&entry.message),
         "occurredAtUnix": entry.time,
         "headBefore": old,
@@ -200,9 +202,9 @@ pub fn reflog_event(repo_path: &str, n: usize, entry: &Entry) -> Value {
 }
 
 /// The reflog entry behind an event, for `safety.eventDetails`.
-pub fn reflog_entry(n: usize, entry: &Entry) -> Value {
+pub fn reflog_entry(name: &str, n: usize, entry: &Entry) -> Value {
     json!({
-        "selector": format!("HEAD@{{{n}}}"),
+        "selector": format!("{name}@{{{n}}}"),
         "old": entry.old.as_ref().map(|o| o.as_str()),
         "oldInferred": entry.old_inferred,
         "new": entry.new.as_str(),
@@ -213,16 +215,17 @@ pub fn reflog_entry(n: usize, entry: &Entry) -> Value {
     })
 }
 
-/// `reflog:HEAD@{n}` → `n`.
-pub fn reflog_index(event_id: &str) -> Option<usize> {
-    let n = event_id
+/// `reflog:<ref>@{n}` → the ref name (checked like a `refName`) and `n`.
+pub fn reflog_index(event_id: &str) -> Option<(String, usize)> {
+    let (name, n) = event_id
         .strip_prefix(REFLOG_EVENT)?
-        .strip_prefix("HEAD@{")?
-        .strip_suffix('}')?;
+        .strip_suffix('}')?
+        .rsplit_once("@{")?;
+    crate::git::args::check_ref_name("eventId", name).ok()?;
     if n.is_empty() || n.len() > 4 || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    n.parse().ok()
+    Some((name.to_owned(), n.parse().ok()?))
 }
 
 /// Newest first; at one second a reflog move sorts before the restore point taken just
@@ -244,13 +247,20 @@ mod tests {
 
     #[test]
     fn reflog_ids_round_trip_and_reject_anything_else() {
-        assert_eq!(reflog_index("reflog:HEAD@{0}"), Some(0));
-        assert_eq!(reflog_index("reflog:HEAD@{42}"), Some(42));
+        assert_eq!(reflog_index("reflog:HEAD@{0}"), Some(("HEAD".into(), 0)));
+        assert_eq!(reflog_index("reflog:HEAD@{42}"), Some(("HEAD".into(), 42)));
+        assert_eq!(
+            reflog_index("reflog:refs/heads/main@{1}"),
+            Some(("refs/heads/main".into(), 1))
+        );
         for bad in [
             "reflog:HEAD@{}",
             "reflog:HEAD@{-1}",
             "reflog:HEAD@{1}x",
-            "reflog:main@{1}",
+            "reflog:--all@{1}",
+            "reflog:@{1}",
+            "reflog:a..b@{1}",
+            "reflog:HEAD@{1}@{2}",
             "reflog:HEAD@{99999}",
             "restore:rp_x",
             "reflog:HEAD@{1 }",

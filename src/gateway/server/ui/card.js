@@ -205,6 +205,7 @@ export function historyCard(card, old, actions, now) {
 
 /**
  * Every completed operation offers its undo: back to the restore point taken before it.
+ * A write across repositories took one in each; each is restored on its own.
  * Except a push: the remote keeps it whatever happens locally, so rewinding local refs
  * would only hide it; its undo is a new push, proposed from the outcome and approved apart.
  */
@@ -217,10 +218,16 @@ function undo(card, actions) {
       : 'The remote is not rewound from here, and rewinding only the local refs would hide what it has, so no restore is offered.';
     return h('p', { class: 'note', data: { role: 'push-undo-note' }, text });
   }
-  return restoreControls({ id: r.restorePointId, repoPath: card.repoPath, restorable: true, toast: actions.toast });
+  const points = Array.isArray(r.restorePoints) ? r.restorePoints.filter((p) => p && p.restorePointId) : [];
+  if (!points.length) {
+    return restoreControls({ id: r.restorePointId, repoPath: card.repoPath, restorable: true, toast: actions.toast });
+  }
+  return h('div', { class: 'rp-many' }, points.map((p) => h('div', { class: 'rp-repo', data: { repo: p.repoPath } },
+    h('span', { class: 'repo', title: p.repoPath, text: basename(p.repoPath) }),
+    restoreControls({ id: p.restorePointId, repoPath: p.repoPath, restorable: true, toast: actions.toast }))));
 }
 
-const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'commitSha', 'message']);
+const SHOWN_RESULT_KEYS = new Set(['failure', 'restorePointId', 'restorePoints', 'commitSha', 'message']);
 
 function outcome(card, actions) {
   const r = card.result || {};

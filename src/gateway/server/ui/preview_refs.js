@@ -2,7 +2,7 @@
 // a push's commits, destination and lease, which branches a branchDelete deletes or keeps
 // and why, and a submodule's gitlink change.
 
-import { h, shortOid } from './dom.js';
+import { basename, h, shortOid } from './dom.js';
 import { kv, oid } from './preview.js';
 
 function commitList(commits, role, empty) {
@@ -87,7 +87,7 @@ export function pushPreview(p) {
 }
 
 export function branchDeletePreview(p) {
-  const branches = Array.isArray(p.branches) ? p.branches : [];
+  const repos = Array.isArray(p.repositories) ? p.repositories : [];
   const row = (b) => h('li', {
     class: 'file branch-row', data: { branch: String(b.branch), decision: b.delete ? 'delete' : 'keep' },
   },
@@ -95,11 +95,18 @@ export function branchDeletePreview(p) {
   h('code', { class: 'path', text: String(b.branch) }),
   b.tip ? oid(b.tip) : h('span', { class: 'muted', text: '—' }),
   h('span', { class: 'why', data: { role: 'reason' } }, b.delete ? 'delete: ' : 'keep: ', String(b.reason ?? '')));
+  // One repository needs no heading; several each get theirs, named by folder.
+  const section = (r) => {
+    const branches = Array.isArray(r.branches) ? r.branches : [];
+    return h('section', { class: 'repo-branches', data: { repo: String(r.repoPath) } },
+      repos.length > 1 ? h('h4', { class: 'repo', title: String(r.repoPath), text: basename(r.repoPath) }) : null,
+      branches.length ? h('ul', { class: 'files branches' }, branches.map(row)) : h('p', { class: 'note', text: 'No branch named.' }));
+  };
   return h('div', { class: 'preview branchDelete', data: { role: 'preview' } },
     h('div', { class: 'files-head' },
       h('span', { data: { role: 'summary' }, text: `${p.deletable ?? 0} deleted, ${p.kept ?? 0} kept` }),
       h('span', { class: 'muted', text: 'Each tip is kept in the restore point; remote branches are never touched.' })),
-    branches.length ? h('ul', { class: 'files branches' }, branches.map(row)) : h('p', { class: 'note', text: 'No branch named.' }));
+    repos.map(section));
 }
 
 export function submodulePreview(p) {
