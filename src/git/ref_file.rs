@@ -35,7 +35,8 @@ pub fn read(repo: &Repo, name: &str) -> Option<RefValue> {
         return None;
     }
     if name == "HEAD" {
-        return match loose(&repo.git_dir.join("HEAD"))? {
+        // An old-style symlinked HEAD would read as its branch's commit: left to git.
+        return match loose_file(&repo.git_dir.join("HEAD"))?? {
             Loose::Symbolic(target) => {
                 if !shared(&target) {
                     return None;
