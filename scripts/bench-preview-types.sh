@@ -70,7 +70,7 @@ order=(commit branch worktree branchDelete merge discard reset resetHard plan re
 [ ${#types[@]} -gt 0 ] && order=("${types[@]}")
 
 # One gateway per binary, each with its own store.
-start_gateway() { # bin name
+start_gateway() { # bin name; sets addr[name]
     mkfifo "$work/started.$2"
     FLUXGIT_RUN_DIR="$work/run.$2" "$1" gateway --addr 127.0.0.1:0 --ui-addr 127.0.0.1:0 \
         --allowed-root "$work" --max-pending-per-agent 1000000 \
@@ -78,11 +78,12 @@ start_gateway() { # bin name
     gw_pids+=($!)
     local line
     read -r line <"$work/started.$2"
-    printf '%s' "$line" | sed -E 's/.*"handshake":"([^"]+)".*/\1/'
+    addr[$2]=$(printf '%s' "$line" | sed -E 's/.*"handshake":"([^"]+)".*/\1/')
 }
 declare -A bins=([B]="$bin") addr=()
 [ -n "${GITWARD_BIN_A:-}" ] && bins[A]="$GITWARD_BIN_A"
-for side in "${!bins[@]}"; do addr[$side]=$(start_gateway "${bins[$side]}" "$side"); done
+# Not in a subshell: the gateways' ids must reach the exit trap.
+for side in "${!bins[@]}"; do start_gateway "${bins[$side]}" "$side"; done
 
 run() { # side type
     local tool=${2%Hard} json
