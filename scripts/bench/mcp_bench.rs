@@ -4,7 +4,8 @@
 //! ```text
 //! mcp_bench calls GITWARD N TOOL ARGS_JSON   start once, then N modern tools/call
 //! mcp_bench latency GITWARD N TOOL ARGS_JSON start once, then N tools/call one after
-//!     another, each timed: prints min, median, p95 and mean
+//!     another (MCP_BENCH_GAP_MS apart, untimed, when set), each timed: prints min, median,
+//!     p95 and mean
 //! mcp_bench startup GITWARD RUNS             process start → answered initialize, RUNS times
 //! mcp_bench peak GITWARD TOOL ARGS_JSON      one call, then the server's own peak RSS
 //! mcp_bench burst GITWARD N TOOL ARGS_JSON  N calls at once on one connection: time to the
@@ -295,7 +296,16 @@ fn latency(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
     let mut peer = Peer::start(bin)?;
     peer.ask(&json!({ "jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": { "_meta": meta() } }))?;
     let mut times = Vec::with_capacity(n as usize);
+    // An untimed pause between calls (MCP_BENCH_GAP_MS), so work a call starts after its
+    // answer (a gateway's card preview) is not charged to the next call.
+    let gap = std::env::var("MCP_BENCH_GAP_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis);
     for id in 1..=n {
+        if let Some(gap) = gap.filter(|_| id > 1) {
+            std::thread::sleep(gap);
+        }
         let started = Instant::now();
         let reply = peer.ask(&json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",

@@ -6,9 +6,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Args;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::human::{HumanApi, fail};
+use super::human::{HumanApi, Refused, fail};
 use super::pending::describe;
 
 /// Approve a proposal (needs a terminal; asks for the card's confirmation code).
@@ -25,6 +25,28 @@ fn ask(question: &str) -> Option<String> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line).ok()?;
     Some(line.trim().to_owned())
+}
+
+/// How long the terminal waits for git to finish a card's preview.
+const PREVIEW_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The card of `id` once its preview is there (git computes it after the proposal was
+/// answered): a person approves what they were shown, as on the page.
+fn card_with_preview(api: &HumanApi, id: &str) -> Result<Value, Result<Refused, String>> {
+    let path = format!("/api/proposals/{id}");
+    let started = std::time::Instant::now();
+    let mut told = false;
+    loop {
+        let card = api.get(&path)?;
+        if card["previewPending"] != true || started.elapsed() > PREVIEW_WAIT {
+            return Ok(card);
+        }
+        if !told {
+            eprintln!("computing the preview with git…");
+            told = true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 impl ApproveArgs {
@@ -44,7 +66,7 @@ impl ApproveArgs {
             eprintln!("gitward approve: {:?} is not a previewId", self.id);
             return ExitCode::FAILURE;
         }
-        let card = match api.get(&format!("/api/proposals/{}", self.id)) {
+        let card = match card_with_preview(&api, &self.id) {
             Ok(card) => card,
             Err(e) => return fail("approve", e),
         };

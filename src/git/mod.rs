@@ -30,6 +30,7 @@ pub mod on_copy;
 pub mod operation;
 pub mod reach;
 pub mod reachable;
+pub mod ref_file;
 pub mod reflog;
 pub mod refs;
 pub mod remote;

@@ -72,11 +72,16 @@ pub struct Branch;
 async fn read_pins(ctx: Ctx<'_>, f: &BranchFields) -> Result<Value, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
     let start = Rev::parse("startPoint", f.start())?;
-    let start_oid = git.resolve_commit("startPoint", &start).await?;
+    let head = pins::head(&git).await?;
+    // HEAD was just read from its files; any other start point is git's to resolve.
+    let start_oid = match (&head, f.start_point.is_none()) {
+        (Found::Symbolic { oid: Some(oid), .. } | Found::At(oid), true) => oid.clone(),
+        _ => git.resolve_commit("startPoint", &start).await?,
+    };
     let existing = read_ref(&git, &f.refname()).await?;
     let mut out = json!({"branch": existing.to_json(), "startOid": start_oid.as_str()});
     if f.checkout {
-        out["head"] = pins::head(&git).await?.to_json();
+        out["head"] = head.to_json();
     }
     Ok(out)
 }
@@ -107,7 +112,11 @@ impl Operation for Branch {
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchFields::from_fields(fields)?;
         let git = Git::new(ctx.repo, ctx.cancel);
-        if !crate::git::update_ref::is_branch_name(&git, &f.name).await? {
+        let (valid, pins) = tokio::join!(
+            crate::git::update_ref::is_branch_name(&git, &f.name),
+            read_pins(ctx, &f)
+        );
+        if !valid? {
             return Err(OpError::invalid(
                 "name",
                 "git does not accept it as a branch name",
@@ -119,7 +128,7 @@ impl Operation for Branch {
                 "a bare repository has no worktree to check out in",
             ));
         }
-        let pins = read_pins(ctx, &f).await?;
+        let pins = pins?;
         if !pins["branch"].is_null() {
             return Err(OpError::invalid(
                 "name",

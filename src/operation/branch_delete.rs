@@ -106,11 +106,14 @@ pub struct BranchDelete;
 async fn assess(git: &Git<'_>, branches: &[String]) -> Result<Value, OpError> {
     let names: Vec<String> = branches.iter().map(|b| refname(b)).collect();
     let head = super::pins::head(git).await?;
-    let tips = refs::resolve(git, &names).await?;
-    let upstreams = upstreams(git, &names).await?;
-    let merged = merged_into_head(git, &names, head.to_json().is_null()).await?;
-    let checked_out: BTreeSet<String> = crate::git::worktree::list(git, MAX_WORKTREES)
-        .await?
+    let (tips, upstreams, merged, worktrees) = tokio::join!(
+        refs::resolve(git, &names),
+        upstreams(git, &names),
+        merged_into_head(git, &names, head.to_json().is_null()),
+        crate::git::worktree::list(git, MAX_WORKTREES)
+    );
+    let (tips, upstreams, merged) = (tips?, upstreams?, merged?);
+    let checked_out: BTreeSet<String> = worktrees?
         .worktrees
         .into_iter()
         .filter_map(|w| w.branch)

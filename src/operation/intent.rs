@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{Ctx, OpError};
+use crate::git::ref_file::RefValue;
 use crate::git::{Git, Oid};
 
 /// What one ref (or `HEAD`) is expected to be.
@@ -136,6 +137,14 @@ impl Found {
 
 /// Reads `HEAD` (symbolic target and commit) or a full ref name.
 pub async fn read_ref(git: &Git<'_>, name: &str) -> Result<Found, OpError> {
+    // The ref files answer without a process in the common case; git is asked for the rest.
+    if let Some(value) = crate::git::ref_file::read(git.repo, name) {
+        return Ok(match value {
+            RefValue::Symbolic { target, oid } => Found::Symbolic { target, oid },
+            RefValue::At(oid) => Found::At(oid),
+            RefValue::Absent => Found::Absent,
+        });
+    }
     if name == "HEAD" {
         let (sym, oid) = tokio::join!(crate::git::head::symbolic_text(git), git.head());
         let oid = oid?;

@@ -24,7 +24,7 @@ use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::merge::{MergeQuery, Scratch};
 use crate::git::write::GitWrite;
-use crate::git::{Git, Oid, Rev};
+use crate::git::{Git, GitError, Oid, Rev};
 
 /// Conflicting paths and incoming files listed on a card or in a result at most.
 pub const MAX_LISTED: usize = 1000;
@@ -85,6 +85,13 @@ pub struct Merge;
 /// HEAD (on the target), the source's commit, the index, and whether the merge is a
 /// fast-forward.
 async fn read_pins(ctx: Ctx<'_>, f: &MergeFields) -> Result<Value, OpError> {
+    read_state(ctx, f).await.map(|(pins, _)| pins)
+}
+
+/// [`read_pins`] and the merge base of HEAD and the source, from which both "is a
+/// fast-forward" and "already merged" follow (one git run for the two questions: when
+/// one commit contains the other, it is their only best common ancestor).
+async fn read_state(ctx: Ctx<'_>, f: &MergeFields) -> Result<(Value, Option<Oid>), OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
     let source = Rev::parse("sourceRef", &f.source_ref)?;
     let (head, source, index) = tokio::join!(
@@ -94,11 +101,12 @@ async fn read_pins(ctx: Ctx<'_>, f: &MergeFields) -> Result<Value, OpError> {
     );
     let (head, source, index) = (head?, source?, index?);
     let mut out = json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index});
+    let mut base = None;
     if let Found::Symbolic { oid: Some(tip), .. } = &head {
-        let ff = crate::git::merge_base::is_ancestor(&git, tip, &source).await?;
-        out["fastForward"] = json!(ff == Some(true));
+        base = crate::git::merge_base::of(&git, tip, &source).await?;
+        out["fastForward"] = json!(base.as_ref() == Some(tip));
     }
-    Ok(out)
+    Ok((out, base))
 }
 
 /// The pinned commit of the target branch.
@@ -116,8 +124,14 @@ fn source_oid(pins: &Value) -> Result<Oid, OpError> {
         .ok_or_else(|| OpError::Internal("no source pinned".into()))
 }
 
-/// Refuses what git would refuse or what would do nothing, naming the field.
-async fn check_mergeable(ctx: Ctx<'_>, f: &MergeFields, pins: &Value) -> Result<(), OpError> {
+/// Refuses what git would refuse or what would do nothing, naming the field. `base` is
+/// the merge base [`read_state`] found, `staged` whether the index differs from HEAD.
+fn check_mergeable(
+    f: &MergeFields,
+    pins: &Value,
+    base: Option<&Oid>,
+    staged: Result<bool, GitError>,
+) -> Result<(), OpError> {
     if pins["head"]["symbolic"].as_str() != Some(f.refname().as_str()) {
         return Err(OpError::invalid(
             "targetRef",
@@ -127,16 +141,14 @@ async fn check_mergeable(ctx: Ctx<'_>, f: &MergeFields, pins: &Value) -> Result<
             ),
         ));
     }
-    let head = head_oid(pins).map_err(|_| OpError::invalid("targetRef", "has no commit yet"))?;
-    let source = source_oid(pins)?;
-    let git = Git::new(ctx.repo, ctx.cancel);
-    if crate::git::merge_base::is_ancestor(&git, &source, &head).await? == Some(true) {
+    head_oid(pins).map_err(|_| OpError::invalid("targetRef", "has no commit yet"))?;
+    if base == Some(&source_oid(pins)?) {
         return Err(OpError::invalid(
             "sourceRef",
             format!("already merged into `{}`: nothing to merge", f.target()),
         ));
     }
-    if crate::git::diff::anything_staged(&git).await? {
+    if staged? {
         return Err(OpError::invalid(
             "targetRef",
             "the index holds staged changes: commit or unstage them before a merge",
@@ -173,8 +185,11 @@ impl Operation for Merge {
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = MergeFields::from_fields(fields)?;
         ctx.repo.require_worktree()?;
-        let pins = read_pins(ctx, &f).await?;
-        check_mergeable(ctx, &f, &pins).await?;
+        let git = Git::new(ctx.repo, ctx.cancel);
+        let (state, staged) =
+            tokio::join!(read_state(ctx, &f), crate::git::diff::anything_staged(&git));
+        let (pins, base) = state?;
+        check_mergeable(&f, &pins, base.as_ref(), staged)?;
         Ok(Pins(pins))
     }
 

@@ -11,8 +11,9 @@
 //! The lifecycle of one proposal through this trait:
 //!
 //! ```text
-//! validate (both sides) → pin (gateway, at proposal) → preview (gateway, for the card)
-//!   … a person approves …
+//! validate (both sides) → pin (gateway, before the answer)
+//!   → late pins + preview (gateway, after the answer, for the card)
+//!   … a person approves the card with its preview …
 //! revalidate (under the repository lock) → intent → execute → the intent's post-state
 //! ```
 
@@ -194,6 +195,20 @@ pub trait Operation: Send + Sync {
     }
     /// Reads the preconditions at proposal time (validates first).
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError>;
+    /// Preconditions read after the proposal was answered, beside the card's preview:
+    /// those that cost a whole-repository read and that the person judges from the card
+    /// (a hard reset's overwritten files). Their keys join (replace) the pins' own before
+    /// the preview is computed, and are stored with it; [`Operation::revalidate`] reads
+    /// them again like the others, so pins without them (their reading failed) never
+    /// match. `None`: this proposal has none.
+    async fn late_pins(
+        &self,
+        _ctx: Ctx<'_>,
+        _fields: &Fields,
+        _pins: &Pins,
+    ) -> Result<Option<Map<String, Value>>, OpError> {
+        Ok(None)
+    }
     /// The card's preview, computed by real git against the pinned state.
     async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError>;
     /// Under the repository lock, right before the first write: reads the pins again;
@@ -215,6 +230,24 @@ pub trait Operation: Send + Sync {
     }
     /// Carries the operation out; returns the result fields (`commitSha`, …).
     async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError>;
+}
+
+/// `pins` with the late pins `op` reads now joined in; unchanged when it has none.
+pub async fn with_late_pins(
+    op: &dyn Operation,
+    ctx: Ctx<'_>,
+    fields: &Fields,
+    pins: Pins,
+) -> Result<Pins, OpError> {
+    let Some(late) = op.late_pins(ctx, fields, &pins).await? else {
+        return Ok(pins);
+    };
+    let mut joined = pins.0;
+    match joined.as_object_mut() {
+        Some(own) => own.extend(late),
+        None => return Err(OpError::Internal("pins are not an object".into())),
+    }
+    Ok(Pins(joined))
 }
 
 /// Every operation type this build implements, in the order tools list them.

@@ -70,12 +70,12 @@ async fn read_pins(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
     let paths = f.paths()?;
-    let head = pins::head(&git).await?;
     let index = git
         .cmd(["--literal-pathspecs", "ls-files", "-s", "-z", "--"])
         .args(paths.iter())
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
+        .capture(crate::git::DEFAULT_CAP);
+    let (head, index) = tokio::join!(pins::head(&git), index);
+    let (head, index) = (head?, index?);
     let changes = paths
         .into_iter()
         .map(|path| Change {

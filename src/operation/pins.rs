@@ -27,6 +27,14 @@ pub async fn head(git: &Git<'_>) -> Result<Found, OpError> {
     read_ref(git, "HEAD").await
 }
 
+/// The commit `HEAD` points at, `None` when unborn: [`head`] without the branch.
+pub async fn head_commit(git: &Git<'_>) -> Result<Option<crate::git::Oid>, OpError> {
+    Ok(match head(git).await? {
+        Found::At(oid) | Found::Symbolic { oid: Some(oid), .. } => Some(oid),
+        _ => None,
+    })
+}
+
 /// A digest of the whole index (every entry's mode, object, flags and path), read from
 /// the index file; git lists the entries only for an index the reader does not know.
 pub async fn index_digest(git: &Git<'_>) -> Result<String, OpError> {

@@ -165,15 +165,38 @@ impl Operation for Plan {
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let steps = steps(fields)?;
+        // Every step reads the same repository as it is now, so they read side by side;
+        // the first refusal in step order is the one reported.
+        let read = futures_util::future::join_all(steps.iter().map(|s| s.op.pin(ctx, &s.fields)));
         let mut pinned = Vec::with_capacity(steps.len());
-        for (i, s) in steps.iter().enumerate() {
-            let p =
-                s.op.pin(ctx, &s.fields)
-                    .await
-                    .map_err(|e| in_step(i + 1, s.op.kind(), e))?;
-            pinned.push(p.0);
+        for (i, (s, p)) in steps.iter().zip(read.await).enumerate() {
+            pinned.push(p.map_err(|e| in_step(i + 1, s.op.kind(), e))?.0);
         }
         Ok(Pins(json!({ "steps": pinned })))
+    }
+
+    async fn late_pins(
+        &self,
+        ctx: Ctx<'_>,
+        fields: &Fields,
+        pins: &Pins,
+    ) -> Result<Option<Fields>, OpError> {
+        let steps = steps(fields)?;
+        let mut joined = Vec::with_capacity(steps.len());
+        let mut any = false;
+        for (i, s) in steps.iter().enumerate() {
+            let mut own = step_pins(pins, i).0;
+            let late =
+                s.op.late_pins(ctx, &s.fields, &Pins(own.clone()))
+                    .await
+                    .map_err(|e| in_step(i + 1, s.op.kind(), e))?;
+            if let (Some(late), Some(map)) = (late, own.as_object_mut()) {
+                map.extend(late);
+                any = true;
+            }
+            joined.push(own);
+        }
+        Ok(any.then(|| Fields::from_iter([("steps".to_owned(), json!(joined))])))
     }
 
     async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {

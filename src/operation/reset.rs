@@ -77,6 +77,15 @@ pub struct Reset;
 
 /// HEAD, the target's commit, the index, and for `hard` every tracked change.
 async fn read_pins(ctx: Ctx<'_>, f: &ResetFields) -> Result<Value, OpError> {
+    let mut out = read_refs(ctx, f).await?;
+    if let Some(changes) = read_changes(ctx, f).await? {
+        out["changes"] = changes;
+    }
+    Ok(out)
+}
+
+/// HEAD, the target's commit and the index: what the proposal is refused on.
+async fn read_refs(ctx: Ctx<'_>, f: &ResetFields) -> Result<Value, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
     let target = Rev::parse("targetRef", &f.target_ref)?;
     let (head, target, index) = tokio::join!(
@@ -84,13 +93,20 @@ async fn read_pins(ctx: Ctx<'_>, f: &ResetFields) -> Result<Value, OpError> {
         git.resolve_commit("targetRef", &target),
         pins::index_digest(&git)
     );
-    let mut out = json!({"head": head?.to_json(), "targetOid": target?.as_str(), "index": index?});
-    if f.mode == Mode::Hard {
-        let top = ctx.repo.require_worktree()?;
-        let changes = tracked_changes(&git).await?;
-        out["changes"] = pins::change_states(&git, top, changes).await?;
+    Ok(json!({"head": head?.to_json(), "targetOid": target?.as_str(), "index": index?}))
+}
+
+/// For `hard`, every tracked change it overwrites (path, status and content): a whole
+/// status and a read of each changed file, so it is read beside the card's preview —
+/// the card lists the same files — rather than before the proposal is answered.
+async fn read_changes(ctx: Ctx<'_>, f: &ResetFields) -> Result<Option<Value>, OpError> {
+    if f.mode != Mode::Hard {
+        return Ok(None);
     }
-    Ok(out)
+    let top = ctx.repo.require_worktree()?;
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let changes = tracked_changes(&git).await?;
+    Ok(Some(pins::change_states(&git, top, changes).await?))
 }
 
 /// Every tracked path that differs from HEAD in the index or the worktree.
@@ -166,7 +182,7 @@ impl Operation for Reset {
         if f.mode != Mode::Soft {
             ctx.repo.require_worktree()?;
         }
-        let pins = read_pins(ctx, &f).await?;
+        let pins = read_refs(ctx, &f).await?;
         if pinned(&pins, "head").is_err() {
             return Err(OpError::invalid(
                 "targetRef",
@@ -174,6 +190,18 @@ impl Operation for Reset {
             ));
         }
         Ok(Pins(pins))
+    }
+
+    async fn late_pins(
+        &self,
+        ctx: Ctx<'_>,
+        fields: &Fields,
+        _pins: &Pins,
+    ) -> Result<Option<Fields>, OpError> {
+        let f = ResetFields::from_fields(fields)?;
+        Ok(read_changes(ctx, &f)
+            .await?
+            .map(|changes| Fields::from_iter([("changes".to_owned(), changes)])))
     }
 
     async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {

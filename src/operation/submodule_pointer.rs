@@ -215,7 +215,7 @@ async fn read_pins(
     let (head, recorded, checked_out, status) = tokio::join!(
         pins::head(&parent),
         recorded(&parent, &f.relative_path),
-        sub.head(),
+        pins::head_commit(&sub),
         status.read(&sub, 0)
     );
     Ok(json!({

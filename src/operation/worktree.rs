@@ -142,7 +142,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &WorktreeFields, path: &Path) -> Result<Valu
         "path": path.to_string_lossy(),
     });
     if branch == Found::Absent {
-        let head = git.head().await?.ok_or_else(|| {
+        let head = pins::head_commit(&git).await?.ok_or_else(|| {
             OpError::invalid(
                 "branch",
                 "HEAD is unborn: nothing to start the new branch at",
@@ -183,13 +183,14 @@ impl Operation for Worktree {
         let f = WorktreeFields::from_fields(fields)?;
         let path = resolve(ctx.config, &target(ctx.repo, &f)?)?;
         let git = Git::new(ctx.repo, ctx.cancel);
-        if checked_out(&git).await?.contains(&f.refname()) {
+        let (checked, pins) = tokio::join!(checked_out(&git), read_pins(ctx, &f, &path));
+        if checked?.contains(&f.refname()) {
             return Err(OpError::invalid(
                 "branch",
                 format!("`{}` is already checked out in a worktree", f.branch),
             ));
         }
-        Ok(Pins(read_pins(ctx, &f, &path).await?))
+        Ok(Pins(pins?))
     }
 
     async fn preview(&self, _ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {

@@ -340,6 +340,42 @@ async fn a_hard_reset_after_a_new_local_edit_is_stale_and_keeps_the_edit() {
     );
 }
 
+#[tokio::test]
+async fn a_hard_reset_pins_the_files_its_card_lists_when_the_card_is_computed() {
+    let rig = Rig::new();
+    history(&rig);
+    let id = rig
+        .propose("reset", json!({"targetRef": "HEAD~1", "mode": "hard"}))
+        .await
+        .unwrap();
+    // An edit before the card is computed is on the card (and pinned with it) ...
+    rig.fx.write(
+        &rig.repo,
+        "a.txt",
+        "seen on the card
+",
+    );
+    let preview = rig.exec.preview(&id, &rig.cancel).await.unwrap();
+    assert_eq!(preview["overwritten"][0]["path"], "a.txt", "{preview}");
+    let pins = rig.store().pins(&id).unwrap().unwrap();
+    assert_eq!(pins["changes"]["a.txt"]["status"], ".M", "{pins}");
+    // ... an edit after it is not, and stops the reset.
+    rig.fx.write(
+        &rig.repo,
+        "a.txt",
+        "typed after the card
+",
+    );
+    rig.approve(&id);
+    let record = rig.run(&id).await;
+    let result = record.result.as_ref().unwrap();
+    assert_eq!(result.failure, Some(FailureKind::Stale), "{record:?}");
+    assert_eq!(
+        std::fs::read_to_string(rig.repo.join("a.txt")).unwrap(),
+        "typed after the card\n"
+    );
+}
+
 /// Another git process holds the index: git refuses and the repository stays as it was.
 fn hold_index(rig: &Rig) {
     std::fs::write(rig.repo.join(".git/index.lock"), b"").unwrap();

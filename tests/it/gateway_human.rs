@@ -82,6 +82,46 @@ fn every_answer_carries_the_pages_security_headers_and_no_cors() {
 }
 
 #[test]
+fn approving_waits_for_the_preview_a_person_is_shown() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    // Development builds hold every preview while this file exists.
+    let hold = fixture.root().join("hold-previews");
+    std::fs::write(&hold, "").unwrap();
+    let hold_env = hold.display().to_string();
+    let gw = Gateway::start(
+        &fixture,
+        &[],
+        &[("GITWARD_DEBUG_PREVIEW_HOLD", hold_env.as_str())],
+    );
+    let session = gw.login();
+    let id = preview_id(&gw.propose_commit(&repo, "claude-code", None));
+    let card_path = format!("/api/proposals/{id}");
+    let card = session.get(&card_path).json();
+    assert_eq!(card["previewPending"], true, "{card}");
+    assert!(card["preview"].is_null(), "{card}");
+
+    let approve = format!("{card_path}/approve");
+    let early = session.post_now(&approve, &json!({"confirmDestructive": false}));
+    assert_eq!(early.status, 409, "{early:?}");
+    let error = &early.json()["error"];
+    assert_eq!(error["code"], "previewNotReady", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("preview"),
+        "{error}"
+    );
+    assert_eq!(session.get(&card_path).json()["status"], "pending");
+
+    std::fs::remove_file(&hold).unwrap();
+    session.wait_preview(&card_path);
+    let card = session.get(&card_path).json();
+    assert_eq!(card["preview"]["files"][0]["path"], "a.txt", "{card}");
+    let approved = session.post_now(&approve, &json!({"confirmDestructive": false}));
+    assert_eq!(approved.status, 200, "{approved:?}");
+    assert_ne!(approved.json()["status"], "pending");
+}
+
+#[test]
 fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
     let fixture = Fixture::new();
     let repo = dirty_repo(&fixture, "r");

@@ -214,8 +214,28 @@ impl Session {
         )
     }
 
-    /// A POST as the page makes it: cookie, CSRF token, own origin.
+    /// A POST as the page makes it: cookie, CSRF token, own origin. An approval waits, as
+    /// the page's button does, until git's preview is on the card.
     pub fn post(&self, path: &str, body: &Value) -> Answer {
+        if let Some(card) = path.strip_suffix("/approve") {
+            self.wait_preview(card);
+        }
+        self.post_now(path, body)
+    }
+
+    /// The card at `card_path` once it no longer waits for its preview.
+    pub fn wait_preview(&self, card_path: &str) {
+        for _ in 0..600 {
+            if self.get(card_path).json()["previewPending"] != true {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the preview of {card_path} never came");
+    }
+
+    /// [`Session::post`] without waiting for anything.
+    pub fn post_now(&self, path: &str, body: &Value) -> Answer {
         let origin = format!("http://{}", self.ui);
         request(
             &self.ui,

@@ -65,6 +65,7 @@ mod presence;
 mod protocol;
 mod reach;
 mod reads_write_nothing;
+mod ref_file;
 mod repo_history;
 mod repo_refs;
 mod repo_status;

@@ -72,6 +72,15 @@ impl Gateway {
 
     /// A POST to the human API as the terminal channel; the status and the JSON answer.
     pub fn human_post(&self, path: &str, body: Value) -> (u16, Value) {
+        // A person approves what the card shows: wait, as the page does, for the preview.
+        if let Some(card) = path.strip_suffix("/approve") {
+            for _ in 0..600 {
+                if self.human_get(card)["previewPending"] != true {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .proxy(None)

@@ -372,7 +372,8 @@ impl Executor {
                 p
             }
         };
-        let preview = compute_preview(&self.config, &stored.proposal, &pins, cancel).await?;
+        let (pins, preview) = compute_preview(&self.config, &stored.proposal, pins, cancel).await?;
+        store.set_pins(preview_id, &pins.0)?;
         store.set_preview(preview_id, &preview)?;
         Ok(preview)
     }

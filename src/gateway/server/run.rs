@@ -156,6 +156,7 @@ pub async fn serve(started: Started, shutdown: impl std::future::Future<Output =
         app, handshake, ui, ..
     } = started;
     human::resume_at_start(&app).await;
+    handshake::preview::resume_at_start(&app).await;
     let follower = tokio::spawn(events::follow(Arc::clone(&app)));
     let timer = tokio::spawn(expire(Arc::clone(&app)));
     let handshake = axum::serve(handshake, handshake::router(Arc::clone(&app)));

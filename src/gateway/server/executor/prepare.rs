@@ -19,7 +19,7 @@ fn op_of(proposal: &Proposal) -> Result<&'static dyn operation::Operation, OpErr
 }
 
 /// Validates the operation's fields, opens the repository (inside the allowed roots) and
-/// reads the pins.
+/// reads the pins, the late ones included (the handshake reads those after its answer).
 pub async fn pin_proposal(
     config: &Config,
     proposal: &Proposal,
@@ -37,16 +37,18 @@ pub async fn pin_proposal(
         config,
         cancel,
     };
-    op.pin(ctx, &proposal.fields).await
+    let pins = op.pin(ctx, &proposal.fields).await?;
+    crate::operation::with_late_pins(op, ctx, &proposal.fields, pins).await
 }
 
-/// The card's preview of `proposal` against its pins.
+/// The card's preview of `proposal` against its pins, with the late pins read again
+/// beside it (what the card shows is what is pinned); both are returned.
 pub async fn compute_preview(
     config: &Config,
     proposal: &Proposal,
-    pins: &Pins,
+    pins: Pins,
     cancel: &CancellationToken,
-) -> Result<Value, OpError> {
+) -> Result<(Pins, Value), OpError> {
     let op = op_of(proposal)?;
     let path = proposal
         .repo_path
@@ -58,5 +60,7 @@ pub async fn compute_preview(
         config,
         cancel,
     };
-    op.preview(ctx, &proposal.fields, pins).await
+    let pins = crate::operation::with_late_pins(op, ctx, &proposal.fields, pins).await?;
+    let preview = op.preview(ctx, &proposal.fields, &pins).await?;
+    Ok((pins, preview))
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::super::app::{ApiError, App};
 use super::super::store::CardData;
@@ -51,23 +51,35 @@ pub async fn pin(app: &App, kind: &str, repo: &Repo, fields: &Fields) -> Result<
     operation_of(kind)?.pin(ctx, fields).await.map_err(refusal)
 }
 
-/// Computes the card's preview of the new proposal `id` in the background, stores it and
-/// streams the card; a preview that fails shows its error on the card instead.
+/// Previews computed at once; more wait their turn, so a burst of proposals does not
+/// crowd out the next proposal's own reads (each preview may run several git processes).
+static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+/// Computes the card's preview of the new proposal `id` in the background — first the
+/// pins read only now ([`Operation::late_pins`]), then the preview against them — stores
+/// both and streams the card; a preview that fails shows its error on the card instead.
 pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: Fields, pins: Pins) {
     tokio::spawn(async move {
         let Ok(op) = operation_of(&kind) else {
             return;
         };
+        let _turn = PREVIEWS.acquire().await;
+        hold().await;
         let cancel = CancellationToken::new();
         let ctx = Ctx {
             repo: &repo,
             config: &app.config,
             cancel: &cancel,
         };
-        let preview = match op.preview(ctx, &fields, &pins).await {
-            Ok(preview) => preview,
-            Err(e) => json!({"error": e.to_string()}),
+        let (pins, preview) = match operation::with_late_pins(op, ctx, &fields, pins.clone()).await
+        {
+            Ok(pins) => {
+                let preview = op.preview(ctx, &fields, &pins).await;
+                (pins, preview)
+            }
+            Err(e) => (pins, Err(e)),
         };
+        let preview = preview.unwrap_or_else(|e| json!({"error": e.to_string()}));
         let data = CardData {
             pins: Some(pins.0),
             preview: Some(preview),
@@ -85,6 +97,96 @@ pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: F
         }
         let _ = super::super::events::publish(&app, &id).await;
     });
+}
+
+/// Development builds only: while the file `GITWARD_DEBUG_PREVIEW_HOLD` names exists, a
+/// preview waits before it starts, so tests can act on a card whose preview is not there.
+#[cfg(debug_assertions)]
+async fn hold() {
+    let Some(path) = std::env::var_os("GITWARD_DEBUG_PREVIEW_HOLD") else {
+        return;
+    };
+    while std::path::Path::new(&path).exists() {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[cfg(not(debug_assertions))]
+async fn hold() {}
+
+/// At start: the pending proposals whose preview a stopped gateway never finished (it
+/// stopped between storing the proposal and storing its preview) get it computed now, so
+/// their cards can be approved.
+pub async fn resume_at_start(app: &Arc<App>) {
+    let found = app
+        .store
+        .run(|s| {
+            let mut out = Vec::new();
+            for record in s.list_pending(jiff::Timestamp::now(), u32::MAX)? {
+                let data = s.card_data(&record.preview_id)?;
+                if data.preview.is_none() {
+                    let stored = s.proposal(&record.preview_id)?;
+                    out.push((record.preview_id, stored.proposal, data.pins));
+                }
+            }
+            Ok(out)
+        })
+        .await;
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("gitward gateway: listing the proposals without a preview: {e}");
+            return;
+        }
+    };
+    for (id, proposal, pins) in found {
+        resume_one(app, id, proposal, pins).await;
+    }
+}
+
+async fn resume_one(
+    app: &Arc<App>,
+    id: String,
+    proposal: crate::gateway::api::Proposal,
+    pins: Option<Value>,
+) {
+    let kind = proposal.operation_type.clone();
+    let cancel = CancellationToken::new();
+    let path = proposal.repo_path.clone().unwrap_or_default();
+    let repo = match crate::git::repo::open(&app.config, "repoPath", &path, &cancel).await {
+        Ok(repo) => repo,
+        Err(e) => {
+            store_failure(app, &id, pins, &e.to_string()).await;
+            return;
+        }
+    };
+    let pins = match pins {
+        Some(pins) => Pins(pins),
+        // Pins always come with the proposal; a row without them is refused at approval
+        // by revalidation, and its card says why.
+        None => {
+            store_failure(app, &id, None, "the proposal's pins were never stored").await;
+            return;
+        }
+    };
+    spawn(Arc::clone(app), id, repo, kind, proposal.fields, pins);
+}
+
+async fn store_failure(app: &Arc<App>, id: &str, pins: Option<Value>, why: &str) {
+    let data = CardData {
+        pins,
+        preview: Some(json!({"error": why})),
+    };
+    let stored = app
+        .store
+        .run({
+            let id = id.to_owned();
+            move |s| s.set_card_data(&id, &data)
+        })
+        .await;
+    if stored.is_ok() {
+        let _ = super::super::events::publish(app, id).await;
+    }
 }
 
 /// The pins as stored before the preview exists.

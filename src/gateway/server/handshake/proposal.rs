@@ -47,14 +47,8 @@ pub async fn preview(
         .store
         .run({
             let (id, proposal) = (id.clone(), proposal.clone());
-            let data = super::preview::pins_only(&pins);
-            move |s| {
-                let inserted = s.insert(&id, &proposal, jiff::Timestamp::now())?;
-                if let Inserted::New(_) = inserted {
-                    s.set_card_data(&id, &data)?;
-                }
-                Ok(inserted)
-            }
+            let pins = pins.0.clone();
+            move |s| s.insert_pinned(&id, &proposal, jiff::Timestamp::now(), Some(&pins))
         })
         .await?;
     crate::operation::crash::point(AFTER_INSERT);

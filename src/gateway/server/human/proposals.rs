@@ -112,6 +112,15 @@ pub async fn approve(
     let (caller, value) = decision(&app, &headers, &id, body).await?;
     let confirmed = value.get("confirmDestructive").and_then(Value::as_bool) == Some(true);
     let current = card::load(&app, &id).await?;
+    // A person approves what the card showed them; the preview is written once, so a
+    // card that has it now still has it when the approval lands.
+    if current.preview_pending {
+        return Err(ApiError::other(
+            StatusCode::CONFLICT,
+            "previewNotReady",
+            "git is still computing this proposal's preview: approve once the card shows it",
+        ));
+    }
     if current.needs_confirmation && !confirmed {
         return Err(ApiError::other(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -46,6 +46,19 @@ impl Store {
         proposal: &Proposal,
         now: Timestamp,
     ) -> Result<Inserted, StoreError> {
+        self.insert_pinned(preview_id, proposal, now, None)
+    }
+
+    /// [`Store::insert`] storing a new proposal's `pins` in the same transaction (one
+    /// commit, one `fsync`); an existing proposal keeps its own.
+    pub fn insert_pinned(
+        &mut self,
+        preview_id: &str,
+        proposal: &Proposal,
+        now: Timestamp,
+        pins: Option<&Value>,
+    ) -> Result<Inserted, StoreError> {
+        let pins = pins.map(rows::to_json).transpose()?;
         if !api::is_canonical_preview_id(preview_id) {
             return Err(StoreError::Invalid {
                 field: "previewId",
@@ -96,8 +109,8 @@ impl Store {
         tx.execute(
             "INSERT INTO proposals (preview_id, agent_id, operation_type, repo_path, reason,
                  requested_at, idempotency_key, args_json, args_hash, status, created_at,
-                 expires_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10)",
+                 expires_at, updated_at, pins_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10, ?12)",
             params![
                 preview_id,
                 proposal.agent_id,
@@ -110,6 +123,7 @@ impl Store {
                 hash,
                 now_ms,
                 now_ms.saturating_add(expiry).min(LATEST),
+                pins,
             ],
         )?;
         log_transition(&tx, preview_id, None, Status::Pending, now, None, None)?;

@@ -97,10 +97,13 @@ function decide(card, actions) {
   const error = h('p', { class: 'error', data: { role: 'error' }, hidden: true });
   const confirm = card.needsConfirmation
     ? h('input', { type: 'checkbox', data: { role: 'confirm' } }) : null;
+  // No approval before the preview is on the card; the card is redrawn when it comes.
+  const waiting = Boolean(card.previewPending);
   const approve = h('button', {
-    type: 'button', class: 'primary', data: { action: 'approve' }, disabled: Boolean(confirm),
+    type: 'button', class: 'primary', data: { action: 'approve' }, disabled: Boolean(confirm) || waiting,
+    title: waiting ? 'Waiting for the preview' : null,
   }, 'Approve');
-  if (confirm) confirm.addEventListener('change', () => { approve.disabled = !confirm.checked; });
+  if (confirm) confirm.addEventListener('change', () => { approve.disabled = !confirm.checked || waiting; });
   const reasonInput = h('input', {
     type: 'text', maxlength: '1000', placeholder: 'Why? (optional — the agent sees this)',
     data: { role: 'reject-reason' }, 'aria-label': 'Reason for rejecting',
@@ -111,7 +114,9 @@ function decide(card, actions) {
   const buttons = h('div', { class: 'buttons' },
     h('button', { type: 'button', class: 'ghost', data: { action: 'reject' } }, 'Reject…'), approve);
   const busy = (on) => {
-    for (const b of buttons.querySelectorAll('button')) b.disabled = on || (b === approve && confirm && !confirm.checked);
+    for (const b of buttons.querySelectorAll('button')) {
+      b.disabled = on || (b === approve && (waiting || Boolean(confirm && !confirm.checked)));
+    }
   };
   const run = async (fn) => {
     error.hidden = true;
