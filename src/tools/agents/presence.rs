@@ -67,7 +67,7 @@ impl Tool for Presence {
 
     const NAME: &'static str = "agents.presence";
     const TITLE: &'static str = "Other agents in this repository";
-    const DESCRIPTION: &'static str = "Which other coding agents work in this repository, from local sources only: state, sources, branch, last tool and files per agent. Your own session is excluded or marked likelyCaller; never prompts or file contents.";
+    const DESCRIPTION: &'static str = "Which other coding agents work in this repository, from local sources only: state, sources, branch, last tool and files. Your own session is left out or marked likelyCaller; never prompts or file contents.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -16,7 +16,7 @@ impl Tool for Semantic {
 
     const NAME: &'static str = "diff.semantic";
     const TITLE: &'static str = "Semantic diff";
-    const DESCRIPTION: &'static str = "Semantic diff: changed lines under their enclosing definitions, changed tokens, moved or renamed definitions; other files fall back to diff.text. Only data.supported:true is semantic: never infer moves from a text patch.";
+    const DESCRIPTION: &'static str = "Semantic diff: changed lines under their enclosing definitions, changed tokens, moved or renamed definitions. Only data.supported:true is semantic: never infer moves from a text patch.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

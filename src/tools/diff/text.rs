@@ -102,7 +102,7 @@ impl Tool for DiffText {
 
     const NAME: &'static str = "diff.text";
     const TITLE: &'static str = "Text diff";
-    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no external diff or textconv): base to head, one revision or the index against the working tree, or staged. Capped by maxBytes.";
+    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no external diff or textconv): base to head, a revision or the index against the working tree, or staged.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -118,7 +118,7 @@ impl Tool for Digest {
 
     const NAME: &'static str = "fleet.digest";
     const TITLE: &'static str = "Fleet digest";
-    const DESCRIPTION: &'static str = "What changed across repositories since a time: HEAD and local-branch reflog moves, newest first, with the identity as git recorded it (not proof of who) and rewrote when a move dropped the previous tip.";
+    const DESCRIPTION: &'static str = "What changed across repositories since a time: HEAD and local-branch reflog moves, newest first, with the identity as git recorded it and rewrote when a move dropped the previous tip.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

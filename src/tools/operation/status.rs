@@ -51,7 +51,7 @@ impl Tool for OperationStatus {
 
     const NAME: &'static str = "operation.status";
     const TITLE: &'static str = "Proposal status";
-    const DESCRIPTION: &'static str = "Authoritative status of a proposal by previewId: poll it after accepted:true and report a Git outcome only once it is completed (data.result). rejected, failed, expired and cancelled come back as an error.";
+    const DESCRIPTION: &'static str = "Authoritative status of a proposal by previewId: poll it after accepted:true and report a Git outcome only once it is completed. rejected, failed, expired and cancelled come back as an error.";
     const TOOLSET: Toolset = Toolset::Ops;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: true,

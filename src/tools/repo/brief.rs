@@ -332,7 +332,7 @@ impl Tool for Brief {
 
     const NAME: &'static str = "repo.brief";
     const TITLE: &'static str = "Repository brief";
-    const DESCRIPTION: &'static str = "The recommended first call: branch, upstream, in-progress operation, working-tree counts, stashes, submodule drift, recent commits, conventions and hints naming the next tool. Fits in maxTokens; default-valued fields are omitted.";
+    const DESCRIPTION: &'static str = "The recommended first call: branch, upstream, in-progress operation, working-tree counts, stashes, submodule drift, recent commits, conventions and hints naming the next tool, within maxTokens.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -132,7 +132,7 @@ impl Tool for Preflight {
 
     const NAME: &'static str = "repo.conflictPreflight";
     const TITLE: &'static str = "Conflict preflight";
-    const DESCRIPTION: &'static str = "Predicts merging targetRef into currentRef, or rebasing onto it, without touching the repository: up to date, fast-forward, clean, or the conflicting paths (for a rebase, the first conflicting commit).";
+    const DESCRIPTION: &'static str = "Predicts merging targetRef into currentRef, or rebasing onto it, without touching the repository: up to date, fast-forward, clean, or the conflicting paths.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

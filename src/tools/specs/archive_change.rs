@@ -36,7 +36,7 @@ impl Tool for ArchiveChange {
     type Output = SpecReply;
     const NAME: &'static str = "archive-change";
     const TITLE: &'static str = "Archive a change";
-    const DESCRIPTION: &'static str = "Archive a change: a preview by default. With confirm and a commitMessage it archives, commits, fast-forwards proposal/<changeName> into main and removes the worktree; calling again resumes a partial success.";
+    const DESCRIPTION: &'static str = "Archive a change: a preview by default; with confirm and a commitMessage it archives, commits, fast-forwards proposal/<changeName> into main and removes the worktree. Calling again resumes.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,

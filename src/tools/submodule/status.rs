@@ -102,7 +102,7 @@ impl Tool for Status {
 
     const NAME: &'static str = "submodule.status";
     const TITLE: &'static str = "Submodule status";
-    const DESCRIPTION: &'static str = "Every submodule at any depth: path, URL, state (clean, drifted, dirty, uninitialized, missing, conflict), recordedOid and checkedOutOid (the pins of operation.preview.submodulePointer).";
+    const DESCRIPTION: &'static str = "Every submodule at any depth: path, URL, state (clean, drifted, dirty, uninitialized, missing, conflict), recordedOid and checkedOutOid.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
