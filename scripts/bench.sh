@@ -108,7 +108,8 @@ done
 
 echo "== start-up"
 "$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
-figure "$(head -1 "$BENCH_DIR/startup.txt")" "median < 3 ms (floor, \`true\`: $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"))"
+figure "$(head -1 "$BENCH_DIR/startup.txt")" "within 0.3 ms of head -1 answering the same line (median $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"), same run, interleaved)"
+figure "$(sed -n 3p "$BENCH_DIR/startup.txt")" "≤ 0.3 ms"
 
 # Side by side with a process that reads one line and prints it: whatever gitward costs
 # beyond that is its own start work. The whole run (answer, then exit at end of input).
@@ -127,7 +128,7 @@ PY
 echo "$line"
 figure "$line" "within 0.3 ms of head -1"
 
-echo "== context economy (tokens ≈ bytes / 4)"
+echo "== context economy (tokens ≈ compact JSON bytes / 4; tools/list: the whole response, per era)"
 python3 scripts/bench/economy.py tools "$BIN" | tee "$BENCH_DIR/economy.txt"
 python3 scripts/bench/economy.py brief "$BIN" "$REPO" | tee -a "$BENCH_DIR/economy.txt"
 CHANGED=$BENCH_DIR/changed
@@ -139,7 +140,7 @@ fi
 python3 scripts/bench/economy.py status "$BIN" "$CHANGED" | tee -a "$BENCH_DIR/economy.txt"
 while IFS= read -r line; do
     case $line in
-        "tools/list 2025-11-25"*) figure "$line" "≤ 64 KB for 38 git + 5 spec tools; ≤ 200 tokens per tool before outputSchema" ;;
+        "tools/list "*) figure "$line" "≤ 64 KB for 38 git + 5 spec tools in every era; ≤ 200 tokens per tool before outputSchema" ;;
         repo.brief*) figure "$line" "≤ 0.35x the raw commands" ;;
         repo.status*) figure "$line" "≤ 64 KiB by default, true totals" ;;
     esac

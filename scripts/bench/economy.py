@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Context economy figures: what gitward's answers cost a model, in bytes and tokens.
 
-  economy.py tools BIN                 tools/list per protocol era
+  economy.py tools BIN                 tools/list per protocol era (workspace set, so the
+                                       spec tools are listed too), whole and by part
   economy.py brief BIN REPO            repo.brief against the raw commands it replaces
   economy.py status BIN REPO           repo.status payload (default arguments)
 
-Tokens are estimated as bytes / 4, the estimate repo.brief's own budget uses.
+Tokens are estimated as bytes / 4 of the compact JSON, the estimate repo.brief's own
+budget uses; a tool list's bytes are those of the whole `tools/list` response line.
 """
 
 import json
 import subprocess
 import sys
+import tempfile
 
 LEGACY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 MODERN = "2026-07-28"
@@ -20,15 +23,15 @@ def compact(value):
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def ask(binary, messages):
+def ask(binary, messages, *args):
     text = "".join(json.dumps(m) + "\n" for m in messages)
     out = subprocess.run(
-        [binary, "serve"], input=text, capture_output=True, text=True, check=True
+        [binary, "serve", *args], input=text, capture_output=True, text=True, check=True
     ).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
-def tools_list(binary, version):
+def tools_list(binary, version, root):
     if version == MODERN:
         meta = {
             "io.modelcontextprotocol/protocolVersion": version,
@@ -42,24 +45,34 @@ def tools_list(binary, version):
                         "clientInfo": {"name": "economy", "version": "1"}}},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}},
         ]
-    reply = [m for m in ask(binary, msgs) if m.get("id") == 2][0]
-    return reply["result"]["tools"]
+    # An allowed root without a workspace descriptor is the spec tools' workspace.
+    reply = [m for m in ask(binary, msgs, "--allowed-root", root) if m.get("id") == 2][0]
+    return reply
+
+
+PARTS = ("description", "inputSchema", "outputSchema", "title", "annotations")
 
 
 def tools(binary):
-    for version in LEGACY + [MODERN]:
-        listed = tools_list(binary, version)
-        total = compact(listed)
-        short = [
-            compact({k: t[k] for k in ("name", "title", "description", "inputSchema") if k in t})
-            for t in listed
-        ]
-        out = sum(compact(t.get("outputSchema", {})) for t in listed if "outputSchema" in t)
-        print(
-            f"tools/list {version}: {len(listed)} tools, {total / 1000:.1f} KB "
-            f"(~{total // 4} tokens; output schemas {out / 1000:.1f} KB); "
-            f"name+title+description+inputSchema ~{sum(short) / len(short) / 4:.0f} tokens per tool"
-        )
+    with tempfile.TemporaryDirectory() as root:
+        for version in LEGACY + [MODERN]:
+            reply = tools_list(binary, version, root)
+            listed = reply["result"]["tools"]
+            total = compact(reply)
+            short = [
+                compact({k: t[k] for k in ("name", "title", "description", "inputSchema") if k in t})
+                for t in listed
+            ]
+            parts = ", ".join(
+                f"{p} {sum(compact(t[p]) for t in listed if p in t) / 1000:.1f}"
+                for p in PARTS
+                if any(p in t for t in listed)
+            )
+            print(
+                f"tools/list {version}: {len(listed)} tools, {total / 1000:.1f} KB "
+                f"(~{total // 4} tokens; KB by part: {parts}); "
+                f"name+title+description+inputSchema ~{sum(short) / len(short) / 4:.0f} tokens per tool"
+            )
 
 
 def call(binary, name, args):

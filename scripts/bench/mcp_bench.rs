@@ -71,7 +71,12 @@ struct Peer {
 
 impl Peer {
     fn start(bin: &str) -> Result<Peer, String> {
-        let mut child = Command::new(bin)
+        Peer::command(&mut Command::new(bin))
+    }
+
+    fn command(command: &mut Command) -> Result<Peer, String> {
+        let bin = format!("{:?}", command.get_program());
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -321,16 +326,17 @@ fn latency(bin: &str, n: u32, tool: &str, args: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Process start to answered `initialize`, side by side with `head -1` answering the same
+/// line the same way (started, sent the line, its echo read back): whatever gitward takes
+/// beyond that is its own start work. Interleaved, the order alternating every round.
 fn startup(bin: &str, runs: u32) -> Result<(), String> {
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "mcp_bench", "version": "1" } },
     });
     let mut times: Vec<Duration> = Vec::new();
-    // The floor on this machine, measured in the same loop: starting a process that does
-    // nothing.
     let mut floor = Vec::new();
-    for _ in 0..runs {
+    let gitward = |times: &mut Vec<Duration>| -> Result<(), String> {
         let started = Instant::now();
         let mut peer = Peer::start(bin)?;
         let reply = peer.ask(&init)?;
@@ -339,17 +345,39 @@ fn startup(bin: &str, runs: u32) -> Result<(), String> {
             return Err(format!("bad initialize reply: {reply}"));
         }
         peer.stop();
+        Ok(())
+    };
+    let head = |floor: &mut Vec<Duration>| -> Result<(), String> {
         let started = Instant::now();
-        Command::new("true")
-            .status()
-            .map_err(|e| format!("cannot start true: {e}"))?;
+        let mut peer = Peer::command(Command::new("head").arg("-1"))?;
+        peer.ask(&init)?;
         floor.push(started.elapsed());
+        peer.stop();
+        Ok(())
+    };
+    for round in 0..runs {
+        if round % 2 == 0 {
+            gitward(&mut times)?;
+            head(&mut floor)?;
+        } else {
+            head(&mut floor)?;
+            gitward(&mut times)?;
+        }
     }
+    let median = |t: &mut Vec<Duration>| {
+        t.sort();
+        t[t.len() / 2].as_secs_f64() * 1000.0
+    };
+    let gap = median(&mut times) - median(&mut floor);
     report(
         &format!("start to answered initialize ({runs} runs)"),
         times,
     );
-    report(&format!("start and exit of `true` ({runs} runs)"), floor);
+    report(
+        &format!("head -1 answering the same line ({runs} runs, interleaved)"),
+        floor,
+    );
+    println!("gitward's own start work: {gap:.2} ms (difference of the medians)");
     Ok(())
 }
 

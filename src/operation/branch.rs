@@ -97,8 +97,7 @@ impl Operation for Branch {
     }
 
     fn description(&self) -> &'static str {
-        "Propose creating (and optionally checking out) a branch from a start point. The \
-         approval card shows the name, the start point and the checkout choice."
+        "Propose creating (and optionally checking out) a branch from a start point."
     }
 
     fn fields_schema(&self) -> Value {

@@ -218,12 +218,7 @@ impl Operation for BranchDelete {
     }
 
     fn description(&self) -> &'static str {
-        "Propose deleting merged local branches (targets: repositories × branches, up to 20 \
-         × 20, 100 in total). You name branches; the gateway decides which are deletable and \
-         keeps any branch with commits not in HEAD or its upstream, checked out in a \
-         worktree, or whose tip moved. Remote branches are never touched. Every deleted tip \
-         is kept in the restore point, where Restore recreates it; completion returns \
-         per-branch deleted/failed/skipped results."
+        "Propose deleting merged local branches in one or more repositories; the gateway keeps any branch unmerged, checked out or moved. Remote branches are never touched."
     }
 
     fn fields_schema(&self) -> Value {

@@ -87,10 +87,7 @@ impl Operation for Commit {
     }
 
     fn description(&self) -> &'static str {
-        "Propose staging + committing with a message (non-destructive; amend not supported). \
-         The approval card lists the exact files that will be staged and committed; it runs \
-         through the normal commit pipeline (hooks, signing, policy); completion returns the \
-         new SHA."
+        "Propose staging and committing paths with a message (no amend), through the normal commit pipeline (hooks, signing); completion returns the new SHA."
     }
 
     fn fields_schema(&self) -> Value {

@@ -129,10 +129,7 @@ impl Operation for Discard {
     }
 
     fn description(&self) -> &'static str {
-        "Propose discarding the working-tree changes under the listed paths (modified and \
-         deleted files back to their staged state, untracked files removed; staged changes \
-         stay). Path-specific warning card listing exactly what is lost; a safety stash is \
-         recorded before anything is discarded."
+        "Propose discarding the working-tree changes under paths (staged changes stay). A safety stash is recorded before anything is discarded."
     }
 
     fn fields_schema(&self) -> Value {

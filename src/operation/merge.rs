@@ -168,10 +168,7 @@ impl Operation for Merge {
     }
 
     fn description(&self) -> &'static str {
-        "Propose merging sourceRef into the checked-out targetRef (strategy merge, squash or \
-         rebase) for human review. The approval card shows the conflict preflight (clean, or \
-         the conflicting paths) and the files that come in; a conflict at execution aborts \
-         cleanly and reports `conflicts`."
+        "Propose merging sourceRef into the checked-out targetRef (strategy merge, squash or rebase). The card shows the conflict preflight; a conflict at execution aborts cleanly."
     }
 
     fn fields_schema(&self) -> Value {

@@ -146,9 +146,7 @@ impl Operation for Patch {
     }
 
     fn description(&self) -> &'static str {
-        "Propose applying an agent-generated unified diff (at most 1 MiB, repository-relative \
-         a/ b/ paths) to the worktree, or with applyToIndex to the worktree and the index. \
-         The approval card shows the patch, its files and the result of `git apply --check`."
+        "Propose applying a unified diff (at most 1 MiB) to the worktree, or with applyToIndex to the index too. The card shows the patch and `git apply --check`."
     }
 
     fn fields_schema(&self) -> Value {

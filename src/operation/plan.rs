@@ -116,11 +116,7 @@ impl Operation for Plan {
     }
 
     fn description(&self) -> &'static str {
-        "Propose a 1-10 step sequence using the five supported plan-step types (merge, \
-         rebase, discard, reset, patch). Numbered step card; destructive steps require an \
-         explicit checkbox. A rebase step with interactive: true is rejected. Execution \
-         stops at the first failure and the whole plan is rolled back to its pre-plan \
-         restore point, with per-step results."
+        "Propose 1-10 steps of merge, rebase (not interactive), discard, reset or patch; execution stops at the first failure and rolls back to the pre-plan restore point."
     }
 
     fn fields_schema(&self) -> Value {

@@ -34,14 +34,14 @@ pub struct PushFields {
     #[serde(default = "origin")]
     #[schemars(length(min = 1, max = 255))]
     pub remote: String,
-    /// The local branch to push (to the same name on the remote); the checked-out one when left out.
+    /// The local branch to push; default the checked-out one
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 255))]
     pub branch: Option<String>,
     /// Record the remote branch as the local branch's upstream (`git push -u`).
     #[serde(default)]
     pub set_upstream: bool,
-    /// Replace the remote branch even when not a fast-forward, only while it is still where it was last fetched (`--force-with-lease=<ref>:<expected>`). HIGH risk.
+    /// Replace the remote branch, only while it is where it was last fetched (`--force-with-lease`). HIGH risk.
     #[serde(default)]
     pub force_with_lease: bool,
     /// Gateway only: push this commit instead of the branch tip (undoing an earlier push).
@@ -182,11 +182,7 @@ impl Operation for Push {
     }
 
     fn description(&self) -> &'static str {
-        "Propose pushing a local branch to the same branch of a remote (optional \
-         setUpstream). forceWithLease replaces the remote branch only while it is where it \
-         was last fetched (never a bare force) and shows a HIGH-risk warning. The approval \
-         card lists the commits to push and, with forceWithLease, the commits the remote \
-         would lose."
+        "Propose pushing a local branch to the same branch of a remote (optional setUpstream); forceWithLease replaces it only where it was last fetched, flagged HIGH risk."
     }
 
     fn fields_schema(&self) -> Value {

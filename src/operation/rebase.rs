@@ -132,10 +132,7 @@ impl Operation for Rebase {
     }
 
     fn description(&self) -> &'static str {
-        "Propose a non-interactive rebase of a branch (HEAD by default) onto another commit. \
-         `interactive: true` is refused. The approval card warns that history is rewritten \
-         and lists the commits to replay and the first predicted conflict; a conflict at \
-         execution aborts the rebase and names the commit and paths."
+        "Propose a non-interactive rebase of a branch (HEAD by default) onto another commit; interactive:true is refused. The card warns that history is rewritten."
     }
 
     fn fields_schema(&self) -> Value {

@@ -160,9 +160,7 @@ impl Operation for Reset {
     }
 
     fn description(&self) -> &'static str {
-        "Propose a soft / mixed / hard reset of the checked-out branch to targetRef. \
-         Mode-aware card: the commits left behind and, for hard, every file overwritten; \
-         a hard reset needs the person's explicit confirmation."
+        "Propose a soft, mixed or hard reset of the checked-out branch to targetRef; a hard reset needs the person's explicit confirmation."
     }
 
     fn fields_schema(&self) -> Value {

@@ -318,13 +318,7 @@ impl Operation for SubmodulePointer {
     }
 
     fn description(&self) -> &'static str {
-        "Propose recording (`record`, requires `message`) or returning to (`return`) one \
-         submodule pointer at any depth (`parentPath` + `relativePath`). Optional \
-         `expectedRecordedOid` / `expectedCheckedOutOid` pins, as read from \
-         `submodule.status`. `record` commits only the gitlink in the parent through Git's \
-         own commit (hooks and signing apply; nothing is pushed); `return` checks out the \
-         recorded commit detached. The submodule must be initialized, clean and differ from \
-         its recorded pointer."
+        "Propose recording (record, needs message) or returning to (return) one submodule pointer at any depth, optionally pinned to the OIDs submodule.status reported."
     }
 
     fn fields_schema(&self) -> Value {

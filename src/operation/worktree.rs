@@ -167,8 +167,7 @@ impl Operation for Worktree {
     }
 
     fn description(&self) -> &'static str {
-        "Propose creating an isolated worktree for a parallel task (non-destructive; never \
-         touches history). The approval card shows the branch, the target path and the reason."
+        "Propose creating an isolated worktree for a parallel task (non-destructive; never touches history)."
     }
 
     fn fields_schema(&self) -> Value {

@@ -1,24 +1,43 @@
 //! Terse schemas for `tools/list`.
 //!
 //! Hosts hand the whole tool list to the model on every session, so every byte of it is
-//! paid for again and again. Output schemas are kept complete (every property, type,
-//! bound, enum and `required` list: clients validate each result against them) but carry
-//! no prose, and a sub-schema used more than once is written once under `$defs`. Input
-//! schemas stay inline (hosts turn them into forms and prompts) and keep their field
-//! descriptions, except for the arguments every tool shares, which the server
-//! instructions describe once.
+//! paid for again and again: the whole list stays under 64 KB in every protocol era.
+//!
+//! Output schemas carry no prose and declare every field of the result envelope, of its
+//! `data` and of the envelope's other records, each with its type, nullability, bounds and
+//! enum; records nested deeper are declared by their type alone, and no `required` lists
+//! are written. The result itself names every field it holds, while each declared one is
+//! paid for on every session; clients validating results against these schemas accept the
+//! same results either way.
+//! A sub-schema used more than once is written once under `$defs`. Input schemas stay
+//! inline (hosts turn them into forms and prompts) and keep their field descriptions,
+//! except for the arguments many tools share, which the server instructions describe
+//! once; a documented choice of strings becomes a plain `enum`, its field's description
+//! naming the choices.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 /// Arguments described once in the server instructions rather than in every tool.
-const SHARED_ARGS: [&str; 2] = ["repoPath", "repoId"];
+const SHARED_ARGS: [&str; 5] = [
+    "repoPath",
+    "repoId",
+    "reason",
+    "idempotencyKey",
+    "includeInstruction",
+];
 
-/// An input schema without repeated prose: shared arguments lose their description and
-/// `default: null` (what an absent optional field means anyway) goes.
+/// The deepest level of `properties` an output schema spells out: 1 is the envelope's
+/// fields, 2 those of `data` and of the envelope's other records.
+const OUTPUT_LEVELS: usize = 2;
+
+/// An input schema without repeated prose: shared arguments lose their description,
+/// documented string choices become an `enum` and `default: null` (what an absent
+/// optional field means anyway) goes.
 pub fn terse_input(mut schema: Value) -> Value {
     drop_null_defaults(&mut schema);
+    fold_choices(&mut schema);
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for name in SHARED_ARGS {
             if let Some(Value::Object(field)) = props.get_mut(name) {
@@ -29,21 +48,116 @@ pub fn terse_input(mut schema: Value) -> Value {
     schema
 }
 
-/// An output schema without prose, its repeated sub-schemas moved to `$defs`.
+/// Folds every `oneOf` of documented string constants into one `enum`, wherever it sits,
+/// and drops the descriptions of a described field's alternatives (its own says it).
+fn fold_choices(schema: &mut Value) {
+    children_mut(schema, &mut fold_choices);
+    if let Value::Object(obj) = schema {
+        let described = obj.contains_key("description");
+        for key in ["oneOf", "anyOf"] {
+            if let Some(Value::Array(branches)) = obj.get_mut(key) {
+                branches.iter_mut().for_each(|b| undocument(b, described));
+            }
+        }
+        fold_const_strings(obj);
+    }
+}
+
+/// Removes the description of one alternative: of a string constant always, of anything
+/// else when the field holding it is described, in nested alternatives too.
+fn undocument(branch: &mut Value, described: bool) {
+    let Value::Object(b) = branch else { return };
+    if described || b.get("const").is_some_and(Value::is_string) {
+        b.shift_remove("description");
+    }
+    if described {
+        for key in ["oneOf", "anyOf"] {
+            if let Some(Value::Array(nested)) = b.get_mut(key) {
+                nested.iter_mut().for_each(|n| undocument(n, true));
+            }
+        }
+    }
+}
+
+/// An output schema without prose, records below [`OUTPUT_LEVELS`] typed only, its
+/// repeated sub-schemas moved to `$defs`.
 pub fn terse_output(mut schema: Value) -> Value {
     strip_prose(&mut schema);
     drop_null_defaults(&mut schema);
+    limit_levels(&mut schema, 1);
     hoist_repeated(schema)
 }
 
-/// Removes every `description` and `title` annotation and folds a `oneOf` of string
-/// constants (what a documented enum becomes) into one `enum`.
+/// Replaces every record whose fields would sit below [`OUTPUT_LEVELS`] by its type;
+/// `level` is the level its own fields would have.
+fn limit_levels(schema: &mut Value, level: usize) {
+    let Value::Object(obj) = schema else { return };
+    if obj.contains_key("properties") && level > OUTPUT_LEVELS {
+        let kind = obj.get("type").cloned().unwrap_or_else(|| "object".into());
+        *schema = json!({ "type": kind });
+        return;
+    }
+    for (key, value) in obj.iter_mut() {
+        match (key.as_str(), value) {
+            ("properties", Value::Object(map)) => {
+                map.values_mut().for_each(|v| limit_levels(v, level + 1));
+            }
+            ("items" | "additionalProperties", v @ Value::Object(_)) => limit_levels(v, level),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(list)) => {
+                list.iter_mut().for_each(|v| limit_levels(v, level));
+            }
+            _ => {}
+        }
+    }
+    merge_equal_branches(obj);
+}
+
+/// Records typed only may leave alternatives that are now the same schema: `oneOf` would
+/// then refuse a value both accept, so they become one `anyOf` branch (or none).
+fn merge_equal_branches(obj: &mut Map<String, Value>) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = obj.get(key) else {
+            continue;
+        };
+        let mut unique: Vec<Value> = Vec::new();
+        for branch in branches {
+            if !unique.contains(branch) {
+                unique.push(branch.clone());
+            }
+        }
+        if unique.len() == branches.len() {
+            continue;
+        }
+        obj.shift_remove(key);
+        match unique.as_slice() {
+            [Value::Object(only)] if only.keys().all(|k| !obj.contains_key(k)) => {
+                let only = only.clone();
+                obj.extend(only);
+            }
+            _ if obj.contains_key("anyOf") => {
+                let all = obj.entry("allOf").or_insert_with(|| json!([]));
+                if let Value::Array(all) = all {
+                    all.push(json!({ "anyOf": unique }));
+                }
+            }
+            _ => {
+                obj.insert("anyOf".into(), Value::Array(unique));
+            }
+        }
+    }
+}
+
+/// Removes every `description` and `title` annotation and `required` list, and folds a
+/// `oneOf` of string constants (what a documented enum becomes) into one `enum`.
 fn strip_prose(schema: &mut Value) {
     if let Value::Object(obj) = schema {
         for key in ["description", "title"] {
             if obj.get(key).is_some_and(Value::is_string) {
                 obj.shift_remove(key);
             }
+        }
+        if obj.get("required").is_some_and(Value::is_array) {
+            obj.shift_remove("required");
         }
     }
     children_mut(schema, &mut strip_prose);
@@ -207,10 +321,6 @@ mod tests {
               ]
             }
           },
-          "required": [
-            "a",
-            "b"
-          ],
           "$defs": {
             "d0": {
               "type": "array",
@@ -228,15 +338,41 @@ mod tests {
                   "type": "integer",
                   "minimum": 0
                 }
-              },
-              "required": [
-                "path",
-                "size"
-              ]
+              }
             }
           }
         }
         "##);
+    }
+
+    #[test]
+    fn records_below_the_data_level_are_typed_only() {
+        let record = |field: &str| json!({"type": "object", "properties": {field: {"type": "string"}}, "required": [field]});
+        let schema = json!({"type": "object", "properties": {"data": {"type": "object",
+            "properties": {
+                "head": {"type": ["object", "null"], "properties": {"inner": record("x")}},
+                "items": {"type": "array", "items": {"oneOf": [record("a"), record("b")]}},
+                "kinds": {"oneOf": [record("a"), {"type": "string"}, record("b")]}}}}});
+        assert_eq!(
+            terse_output(schema)["properties"]["data"]["properties"],
+            json!({
+                "head": {"type": ["object", "null"]},
+                "items": {"type": "array", "items": {"type": "object"}},
+                "kinds": {"anyOf": [{"type": "object"}, {"type": "string"}]},
+            })
+        );
+    }
+
+    #[test]
+    fn input_folds_documented_choices() {
+        let schema = json!({"type": "object", "properties": {"mode": {
+            "description": "`a` or `b`.",
+            "oneOf": [{"type": "string", "const": "a", "description": "A."},
+                      {"type": "string", "const": "b", "description": "B."}]}}});
+        assert_eq!(
+            terse_input(schema)["properties"]["mode"],
+            json!({"description": "`a` or `b`.", "type": "string", "enum": ["a", "b"]})
+        );
     }
 
     #[test]

@@ -55,16 +55,21 @@ pub fn instructions(config: &Config) -> String {
             "repoPath is an absolute path (any directory inside a working tree; bare repositories where a tool says so); other path arguments are relative to the repository. repoId, a FluxGit workspace id, is accepted for compatibility and not needed locally."
                 .to_owned(),
         );
+        // What the tool descriptions leave out because it holds for all of them.
+        parts.push(
+            "Lists are capped by a max* argument: a *Truncated flag marks the cut, and totals count everything. Nothing is fetched: remote state is what the local refs hold. The restore-point and safety tools read the approval gateway's records: without a gateway they answer 10001 with an upgradeHint, and 10002 when an id names nothing in the repository; restoring is a person's action on the gateway page."
+                .to_owned(),
+        );
     }
     if !specs.is_empty() {
         parts.push(format!(
-            "The OpenSpec change workflow runs through {}; each answer begins with the instruction for its step.",
+            "The OpenSpec change workflow runs through {}; each answer begins with the instruction for its step (includeInstruction: false leaves it out; keep it on first use).",
             specs.join(", ")
         ));
     }
     if !proposing.is_empty() {
         parts.push(format!(
-            "{} only propose: a person approves or rejects each proposal in the approval gateway, which then carries it out. An accepted proposal is not a done change; poll {STATUS} until it is completed before reporting a Git outcome.",
+            "{} only propose: a person approves or rejects each proposal in the approval gateway, which then carries it out. An accepted proposal is not a done change; poll {STATUS} until it is completed before reporting a Git outcome. Each proposal takes reason, in plain words for the approver, and optionally idempotencyKey, only to retry the same intent (it resolves to that proposal); a new intent goes without one.",
             proposing.join(", ")
         ));
     }

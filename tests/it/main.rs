@@ -45,6 +45,7 @@ mod http_interop;
 mod instructions;
 mod interop;
 mod interop_ts;
+mod list_size;
 mod load;
 mod op_branch_delete;
 mod op_branch_delete_multi;

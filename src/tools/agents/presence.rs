@@ -25,18 +25,16 @@ pub struct PresenceInput {
     /// FluxGit workspace id; accepted for compatibility and not needed locally.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Keep findings that are probably the caller's own session (marked `likelyCaller`).
-    /// When false they are left out and counted in `omittedLikelyCaller`.
+    /// Keep findings probably of your own session (marked `likelyCaller`)
     #[serde(default = "yes")]
     pub include_likely_caller: bool,
     /// Keep agents whose only sign is store activity within the last 6 hours.
     #[serde(default = "yes")]
     pub include_recent: bool,
-    /// Most agents to return; `agentCount` is the true total.
+    /// Most agents to return
     #[serde(default)]
     pub max_agents: Bounded<1, 50, 20>,
-    /// Time budget in milliseconds; sources still running then are listed in
-    /// `sourcesUnavailable` with reason `deadline`.
+    /// Time budget in ms; unfinished sources are listed in `sourcesUnavailable`.
     #[serde(default)]
     pub budget_ms: Bounded<50, 2000, 300>,
 }
@@ -69,7 +67,7 @@ impl Tool for Presence {
 
     const NAME: &'static str = "agents.presence";
     const TITLE: &'static str = "Other agents in this repository";
-    const DESCRIPTION: &'static str = "Which other coding agents are working in this repository, from local sources only: running agent processes (Claude Code, Codex, Gemini CLI, Aider, OpenCode, Cursor agent, Copilot CLI, Goose, Amp, …) and their children, the agents' own session stores (read-only), files they keep in the repository, and FluxGit MCP presence records. Per agent: state (working = activity within 120 s; open = a live process in the repository, idle; recent = no live process, store touched within 6 h), sources, branch, last tool name, repository-relative files, pid, last activity time and declared MCP client. Your own MCP record is excluded; findings that are probably your own session are marked likelyCaller. Never returns prompts, messages, commands or file contents. Answers within budgetMs (default 300); unfinished sources are listed in sourcesUnavailable.";
+    const DESCRIPTION: &'static str = "Which other coding agents work in this repository, from local sources only: state, sources, branch, last tool and files. Your own session is left out or marked likelyCaller; never prompts or file contents.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

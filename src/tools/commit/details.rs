@@ -129,7 +129,7 @@ impl Tool for Details {
 
     const NAME: &'static str = "commit.details";
     const TITLE: &'static str = "Commit details";
-    const DESCRIPTION: &'static str = "One commit: id, parents, author and committer with Unix times, subject and full message, and its changed files (renames with source and similarity, per-file line counts, binary files flagged) plus totals. A merge is compared with its first parent (diffAgainst:first-parent), a root commit with the empty tree. Files are capped by maxFiles; filesTotal and stats are true totals. Works on bare repositories.";
+    const DESCRIPTION: &'static str = "One commit: parents, author, committer, full message and changed files with line counts (a merge against its first parent). Bare repositories too.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -38,7 +38,7 @@ pub struct ReadInput {
     /// FluxGit workspace id; accepted for compatibility and not needed locally.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Most conflicted files to return; `conflictedFileCount` is the true total.
+    /// Most conflicted files to return
     #[serde(default)]
     pub max_files: Bounded<1, 200, 20>,
     /// Bytes of each side's content to return at most.
@@ -115,7 +115,7 @@ impl Tool for Read {
 
     const NAME: &'static str = "conflict.read";
     const TITLE: &'static str = "Read the active conflict";
-    const DESCRIPTION: &'static str = "The conflict in progress as data: the operation (merge, rebase, cherry-pick, revert, am), the ours/theirs commits with subjects, and per conflicted file its kind (both-modified, deleted-by-us, …), the base/ours/theirs contents (capped by maxBytesPerSide, binary flagged, non-UTF-8 as base64) and the line ranges of conflict-marker regions in the working file. Answers inConflict:false when nothing is unmerged.";
+    const DESCRIPTION: &'static str = "The conflict in progress as data: the operation, ours/theirs commits and, per conflicted file, its kind, base/ours/theirs contents (capped) and conflict-marker lines.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

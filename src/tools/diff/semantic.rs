@@ -16,7 +16,7 @@ impl Tool for Semantic {
 
     const NAME: &'static str = "diff.semantic";
     const TITLE: &'static str = "Semantic diff";
-    const DESCRIPTION: &'static str = "Semantic diff: git's changed lines grouped under the enclosing definition (header like \"impl Foo > fn alpha\"), modified lines with their changed tokens, and whole definitions that moved or were renamed. Served by the FluxGit gateway when it has registered the repository (source fluxgit-gateway), otherwise by the built-in tree-sitter engine (source local-engine). Per file: a file in an unsupported language, binary, too large, over budget or with any parse error carries fallbackToText:true, a specific reason and the textDiffArguments for diff.text. A result is semantic only when data.supported is exactly true; never infer function- or class-level moves from a text patch.";
+    const DESCRIPTION: &'static str = "Semantic diff: changed lines under their enclosing definitions, changed tokens, moved or renamed definitions. Only data.supported:true is semantic: never infer moves from a text patch.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

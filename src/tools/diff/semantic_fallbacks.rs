@@ -22,7 +22,7 @@ impl Tool for Fallbacks {
 
     const NAME: &'static str = "diff.semanticFallbacks";
     const TITLE: &'static str = "Semantic diff fallbacks";
-    const DESCRIPTION: &'static str = "Which changed paths fall back from semantic to text diff: the engine's real per-file fallback records (supported:true), each with its specific reason (unsupported language, binary, too large, over budget, parse error with position) and the textDiffArguments for diff.text. Served by the FluxGit gateway when it has registered the repository, otherwise by the built-in engine.";
+    const DESCRIPTION: &'static str = "Which changed paths fall back from semantic to text diff, each with its specific reason and the arguments for diff.text.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

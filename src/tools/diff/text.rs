@@ -35,22 +35,19 @@ pub struct DiffTextInput {
     /// FluxGit workspace id; accepted for compatibility and not needed locally.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Old side. With `head`: tree to tree. Alone: this revision against the working tree
-    /// (the index with `staged`).
+    /// Old side; alone, against the working tree (or the index with `staged`)
     #[serde(default)]
     pub base: Option<String>,
-    /// New side, with `base`. Alone it acts like `base` (as `git diff <rev>` does).
+    /// New side; alone it acts like `base`, as `git diff <rev>` does
     #[serde(default)]
     pub head: Option<String>,
     /// Only changes under this repository-relative path.
     #[serde(default)]
     pub path: Option<String>,
-    /// Compare with the index (`git diff --cached`): without revisions, staged changes
-    /// against HEAD; with one revision, the index against it.
+    /// Use the index (`git diff --cached`): against HEAD, or the one revision given
     #[serde(default)]
     pub staged: bool,
-    /// Most bytes of patch text returned; cut on a line boundary (nothing is returned
-    /// when the first line alone is longer).
+    /// Most bytes of patch text, cut on a line boundary
     #[serde(default)]
     pub max_bytes: Bounded<1, 1_048_576, 65_536>,
     /// Most lines of patch text returned (applied before `maxBytes`).
@@ -105,7 +102,7 @@ impl Tool for DiffText {
 
     const NAME: &'static str = "diff.text";
     const TITLE: &'static str = "Text diff";
-    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no colour, no external diff or textconv, renames detected). base+head: tree to tree (bare repositories too); base (or head) alone: that revision against the working tree, or the index with staged:true; neither: index against working tree, or HEAD against index with staged:true. Optional `path` filter. Paths are quoted as the user's `git diff` quotes them (core.quotePath). Returns at most maxBytes (and maxLines), cut on a line boundary, with true totals, binary files named (conflicted ones too), and lossy:true plus diffBase64 (the exact bytes) when bytes were not UTF-8.";
+    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no external diff or textconv): base to head, a revision or the index against the working tree, or staged.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

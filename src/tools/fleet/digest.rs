@@ -60,12 +60,11 @@ pub struct DigestInput {
     /// Report moves at or before this time; default: now.
     #[serde(default)]
     pub until: Option<Moment>,
-    /// Absolute repository paths (at most 200). Default: FluxGit's registered
-    /// repositories (`<runDir>/repos/*.path`) inside the allowed roots.
+    /// Absolute repository paths; default FluxGit's registered ones
     #[serde(default)]
     #[schemars(length(min = 1, max = 200))]
     pub repo_paths: Option<Vec<String>>,
-    /// Most events to return, newest first; `eventsTotal` counts them all.
+    /// Most events to return, newest first
     #[serde(default)]
     pub max_events: Bounded<1, 1000, 200>,
     /// `head`, `branches` or `all` (default).
@@ -119,7 +118,7 @@ impl Tool for Digest {
 
     const NAME: &'static str = "fleet.digest";
     const TITLE: &'static str = "Fleet digest";
-    const DESCRIPTION: &'static str = "What changed across many repositories since a time: HEAD and local-branch reflog moves, newest first, bounded by maxEvents (default 200, max 1000). repoPaths (up to 200), or FluxGit's registered repositories inside the allowed roots when omitted. Each event has the ref, old and new commit, time, the identity exactly as git recorded it (the configured identity, not proof of a person or an agent), the reflog message, an action (commit, amend, reset, rebase, merge, checkout, pull, branch, cherry-pick, revert, other) and rewrote (the move dropped the previous tip). Reads reflog files only; nothing is fetched or written.";
+    const DESCRIPTION: &'static str = "What changed across repositories since a time: HEAD and local-branch reflog moves, newest first, with the identity as git recorded it and rewrote when a move dropped the previous tip.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

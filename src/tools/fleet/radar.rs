@@ -56,8 +56,7 @@ pub struct RadarInput {
     /// A single repository.
     #[serde(default)]
     pub repo_path: Option<String>,
-    /// Most repositories to inspect, in the order given (repositories, then repoPaths,
-    /// then repoPath); the rest are counted in `truncatedCount`.
+    /// Most repositories to inspect; the rest are counted in `truncatedCount`.
     #[serde(default)]
     pub max_repos: Bounded<1, 500, 200>,
 }
@@ -84,7 +83,7 @@ impl Tool for Radar {
 
     const NAME: &'static str = "fleet.radar";
     const TITLE: &'static str = "Fleet radar";
-    const DESCRIPTION: &'static str = "Multi-repo attention queue: for each repository (repoPaths, repositories [{repoPath, repoId?, label?}] or repoPath; maxRepos 1-500, default 200) its status — conflict > potential_conflict > divergent > local_changes > behind > ahead > no_upstream > clean (unknown when it cannot be inspected) — with branch, HEAD, changed files, ahead/behind its upstream, in-progress operation, last commit time and suggested next tools, plus a ranked attentionStack. Remote state comes from cached local refs only: nothing is fetched and no repository is changed.";
+    const DESCRIPTION: &'static str = "Multi-repo attention queue: each repository's status (conflict, divergent, local changes, behind, …), branch, ahead/behind and next tools, ranked in attentionStack.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

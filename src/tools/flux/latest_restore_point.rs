@@ -28,7 +28,7 @@ impl Tool for LatestRestorePoint {
 
     const NAME: &'static str = "flux.latestRestorePoint";
     const TITLE: &'static str = "Newest restore point";
-    const DESCRIPTION: &'static str = "The newest restore point the approval gateway took in this repository, with before/after HEAD, the operation, the refs it keeps and HEAD now (metadata.currentHead) so you can tell whether the repository moved on since. Restoring is a person's action on the gateway page. 10002 when the repository has none yet; 10001 with an upgradeHint without a gateway.";
+    const DESCRIPTION: &'static str = "The newest restore point the approval gateway took in this repository, with HEAD before, after and now (did the repository move on since?).";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations {
         idempotent: false,

@@ -19,8 +19,7 @@ pub struct DetailsInput {
     /// FluxGit workspace id; accepted for compatibility and not needed.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// The `restorePointId` (`rp_…`) from flux.restorePoints, safety.timeline or an
-    /// operation's result.
+    /// A `restorePointId` (`rp_…`), as the restore-point tools or a result give it
     #[schemars(length(min = 4, max = 67))]
     pub restore_point_id: String,
 }
@@ -31,7 +30,7 @@ impl Tool for RestorePointDetails {
 
     const NAME: &'static str = "flux.restorePointDetails";
     const TITLE: &'static str = "Restore point details";
-    const DESCRIPTION: &'static str = "One restore point of this repository by restorePointId: the operation it was taken for, HEAD before and after, every ref it keeps (before/after), what of the index, worktree and in-progress state was captured, what was skipped, and HEAD now. Restoring is a person's action on the gateway page. 10002 when the id is not one of this repository's; 10001 with an upgradeHint without a gateway.";
+    const DESCRIPTION: &'static str = "One restore point by restorePointId: its operation, HEAD before and after, every ref it keeps and what was captured or skipped.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations {
         // HEAD now is part of the answer.

@@ -31,7 +31,7 @@ impl Tool for RestorePoints {
 
     const NAME: &'static str = "flux.restorePoints";
     const TITLE: &'static str = "Restore points";
-    const DESCRIPTION: &'static str = "The restore points the approval gateway took in this repository, newest first: one before every approved operation (and every restore), each with the operation, HEAD before and after, the refs it keeps, whether the index and worktree were captured and what was skipped. data.restorePoints[], count, moreAvailable, current (HEAD now). Restoring is a person's action on the gateway page; an agent only reads. Needs the gateway: 10001 with an upgradeHint otherwise.";
+    const DESCRIPTION: &'static str = "The restore points the approval gateway took in this repository, newest first: one before every approved operation and every restore.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations {
         // A new operation adds a point.

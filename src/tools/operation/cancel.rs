@@ -42,7 +42,7 @@ impl Tool for OperationCancel {
 
     const NAME: &'static str = "operation.cancel";
     const TITLE: &'static str = "Cancel a pending proposal";
-    const DESCRIPTION: &'static str = "Cancel the agent's own still-pending proposal by previewId; its card leaves the person's queue like an expired proposal. Only the agent that proposed it (the same clientInfo.name) may cancel, and only while it is pending: once a person approved or rejected it the gateway refuses (10006) and operation.status says what happened.";
+    const DESCRIPTION: &'static str = "Cancel your own still-pending proposal by previewId; its card leaves the person's queue. Refused (10006) once a person decided: operation.status says what happened.";
     const TOOLSET: Toolset = Toolset::Ops;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,

@@ -51,7 +51,7 @@ impl Tool for OperationStatus {
 
     const NAME: &'static str = "operation.status";
     const TITLE: &'static str = "Proposal status";
-    const DESCRIPTION: &'static str = "Authoritative asynchronous status of a proposal by previewId, read from the approval gateway. Poll it after a preview returns accepted: true (nextAction says when) and do not report a Git outcome before status is completed: then data.result carries what happened (commitSha, restorePointId, …). pending, approved and executing are live; rejected, failed, expired and cancelled return an error (10004) with the whole record, so report that outcome instead of inventing one. 10005: the gateway does not know the id; 10003: no gateway answered.";
+    const DESCRIPTION: &'static str = "Authoritative status of a proposal by previewId: poll it after accepted:true and report a Git outcome only once it is completed. rejected, failed, expired and cancelled come back as an error.";
     const TOOLSET: Toolset = Toolset::Ops;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: true,

@@ -38,8 +38,7 @@ pub struct BranchStackInput {
     pub repo_path: String,
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Base branch names, tried in order under `refs/heads/` and then
-    /// `refs/remotes/origin/` (default main, master, develop, dev, trunk).
+    /// Base branches to try in order (default main, master, develop, dev, trunk)
     #[serde(default)]
     #[schemars(length(min = 1, max = 20))]
     pub base_candidates: Option<Vec<String>>,
@@ -148,7 +147,7 @@ impl Tool for BranchStack {
 
     const NAME: &'static str = "repo.branchStack";
     const TITLE: &'static str = "Branch stack";
-    const DESCRIPTION: &'static str = "The current branch against its upstream (ahead/behind), the base branch (first of baseCandidates found under refs/heads then refs/remotes/origin, with distance) and related local branches (tracks-current, descends-from-current, shares-base) with ahead/behind for each, plus a risk level, summary and guidance. Local refs only: nothing is fetched.";
+    const DESCRIPTION: &'static str = "The current branch against its upstream, its base branch (first of baseCandidates found) and related local branches, with ahead/behind, a risk level and guidance.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -332,7 +332,7 @@ impl Tool for Brief {
 
     const NAME: &'static str = "repo.brief";
     const TITLE: &'static str = "Repository brief";
-    const DESCRIPTION: &'static str = "The recommended first call: current branch (or detached/unborn), upstream ahead/behind, any in-progress merge/rebase (with step n/m)/cherry-pick/revert/bisect/am, working-tree counts with a few top paths, stash count, submodule drift, recent commits, detected conventions (default branch, Conventional Commits usage, branch prefixes, CODEOWNERS, AGENTS.md/CLAUDE.md/CONTRIBUTING, hooks, LFS, sparse checkout, signing) and hints naming the tool to call next. Fits in maxTokens; budget.trimmed says what was shortened. Compact: a field holding its default (false, 0, null, empty list) is omitted; recent commits carry short ids, and an author only where it changes.";
+    const DESCRIPTION: &'static str = "The recommended first call: branch, upstream, in-progress operation, working-tree counts, stashes, submodule drift, recent commits, conventions and hints naming the next tool, within maxTokens.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

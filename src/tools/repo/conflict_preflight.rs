@@ -52,7 +52,7 @@ pub struct PreflightInput {
     /// `merge` (default) or `rebase`.
     #[serde(default)]
     pub mode: Mode,
-    /// Most conflicting paths to list; `conflictCount` is always the true total.
+    /// Most conflicting paths to list
     #[serde(default)]
     pub max_paths: Bounded<1, 1000, 200>,
 }
@@ -132,7 +132,7 @@ impl Tool for Preflight {
 
     const NAME: &'static str = "repo.conflictPreflight";
     const TITLE: &'static str = "Conflict preflight";
-    const DESCRIPTION: &'static str = "Predicts what merging targetRef into currentRef (mode merge, the default) or rebasing currentRef onto targetRef (mode rebase) would do, without touching the working tree, the index or any ref: unrelated-histories, already-up-to-date, fast-forward, clean-merge or conflicts with each conflicting path, its kind (both-modified, deleted-by-them, …) and git's conflict types. A rebase is replayed commit by commit (up to 100) and the first conflicting commit is reported. Nothing is fetched; the merge itself still needs human approval.";
+    const DESCRIPTION: &'static str = "Predicts merging targetRef into currentRef, or rebasing onto it, without touching the repository: up to date, fast-forward, clean, or the conflicting paths.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

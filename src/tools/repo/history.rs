@@ -29,8 +29,7 @@ pub struct HistoryInput {
     /// Commits per page.
     #[serde(default)]
     pub limit: Bounded<1, 200, 50>,
-    /// `nextCursor` from a previous page. It pins where the walk started, so pages stay
-    /// stable while new commits arrive; `ref` is then ignored.
+    /// `nextCursor` of the previous page (pins the walk; `ref` is then ignored)
     #[serde(default)]
     pub cursor: Option<String>,
     /// Revision to start from (branch, tag, commit); default HEAD.
@@ -62,7 +61,7 @@ impl Tool for History {
 
     const NAME: &'static str = "repo.history";
     const TITLE: &'static str = "Commit history";
-    const DESCRIPTION: &'static str = "A page of commits (newest first) from HEAD or `ref`, optionally only those touching `path`: id, parents, author and committer with Unix times, subject. `nextCursor` fetches the next page and stays valid while new commits arrive; it is null at the end. An unborn branch gives an empty list with unborn:true. Works on bare repositories.";
+    const DESCRIPTION: &'static str = "Paginated commit history, newest first, from HEAD or ref, optionally only commits touching path; nextCursor fetches the next page. Bare repositories too.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -96,7 +96,7 @@ impl Tool for Reflog {
 
     const NAME: &'static str = "repo.reflog";
     const TITLE: &'static str = "Reflog timeline";
-    const DESCRIPTION: &'static str = "Where a ref (HEAD by default) has been, newest first: old and new commit as recorded, HEAD@{n} selector, action (commit, amend, reset, rebase, checkout, merge, pull, …), message, identity and time. Entries whose commit is no longer reachable from any ref are flagged unreachable with the exact git command a human can run to recover it; nothing is executed.";
+    const DESCRIPTION: &'static str = "Where a ref (HEAD by default) has been, newest first; unreachable commits carry the git command a person can run to recover them.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -23,7 +23,7 @@ pub struct RefsInput {
     /// FluxGit workspace id; accepted for compatibility and not needed locally.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Most entries kept in each list; the `*Total` fields always count every entry.
+    /// Most entries kept in each list
     #[serde(default)]
     pub max_per_list: Bounded<1, 10000, 1000>,
 }
@@ -194,7 +194,7 @@ impl Tool for Refs {
 
     const NAME: &'static str = "repo.refs";
     const TITLE: &'static str = "Branches, tags, remotes and stashes";
-    const DESCRIPTION: &'static str = "HEAD (branch or detached, unborn), local branches with upstream and ahead/behind, remote-tracking branches (symbolic ones such as origin/HEAD marked), tags (annotated or not, with their target), configured remotes with credentials redacted, and stashes. Each list is capped by maxPerList with a *Truncated flag and a true *Total. Works on bare repositories.";
+    const DESCRIPTION: &'static str = "HEAD, local branches with upstream and ahead/behind, remote-tracking branches, tags, remotes (credentials redacted) and stashes. Bare repositories too.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

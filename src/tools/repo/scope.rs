@@ -134,7 +134,7 @@ impl Tool for Scope {
 
     const NAME: &'static str = "repo.scope";
     const TITLE: &'static str = "Subtree scope";
-    const DESCRIPTION: &'static str = "One path of a (mono)repository in one call: its working-tree changes (first 20, true total), recent commits touching it, churn over churnDays (commits and distinct author emails) and its CODEOWNERS owners matched with GitHub's rules (gitignore-style globs, last match wins; .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS).";
+    const DESCRIPTION: &'static str = "One subtree of a (mono)repository in one call: its working-tree changes, recent commits, churn (commits, authors) over churnDays and its CODEOWNERS owners.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

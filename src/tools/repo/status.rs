@@ -27,7 +27,7 @@ pub struct StatusInput {
     /// FluxGit workspace id; accepted for compatibility and not needed locally.
     #[serde(default)]
     pub repo_id: Option<String>,
-    /// Most entries to return; counts always cover every path.
+    /// Most entries to return
     #[serde(default)]
     pub max_entries: Bounded<1, 5000, 500>,
 }
@@ -134,7 +134,7 @@ impl Tool for Status {
 
     const NAME: &'static str = "repo.status";
     const TITLE: &'static str = "Repository status";
-    const DESCRIPTION: &'static str = "Working tree status: current branch (or detached/unborn), upstream with ahead/behind, counts of staged, unstaged, untracked and conflicted paths, and the changed paths themselves (renames with their source, submodule state). Entries are capped by maxEntries; counts and changedFiles are always true totals.";
+    const DESCRIPTION: &'static str = "Working-tree status: branch, upstream ahead/behind, counts of staged, unstaged, untracked and conflicted paths, and the changed paths.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

@@ -30,7 +30,7 @@ impl Tool for EventDetails {
 
     const NAME: &'static str = "safety.eventDetails";
     const TITLE: &'static str = "Safety event details";
-    const DESCRIPTION: &'static str = "Drill-down into one safety.timeline event by eventId: the event, and behind it either the whole restore point (as flux.restorePointDetails shows it) or the reflog entry (old and new commit, identity as git recorded it, time, message). A reflog id (reflog:HEAD@{n}) counts from the newest move, so read it soon after the timeline. 10002 when the id names nothing in this repository; 10001 with an upgradeHint without a gateway.";
+    const DESCRIPTION: &'static str = "One safety.timeline event by eventId, with its whole restore point or reflog entry. A reflog id (reflog:HEAD@{n}) counts from the newest move: read it soon.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations {
         idempotent: false,

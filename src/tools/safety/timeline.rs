@@ -49,7 +49,7 @@ impl Tool for Timeline {
 
     const NAME: &'static str = "safety.timeline";
     const TITLE: &'static str = "Safety timeline";
-    const DESCRIPTION: &'static str = "Synthesized safety events of one repository, newest first: the approval gateway's restore points (source restore_point) merged with HEAD's reflog moves (source reflog), each with id, kind, severity (warning for restore points and history rewrites), title, summary, occurredAtUnix, headBefore/headAfter and the tools to look closer (actions). Pass an event id to safety.eventDetails. Reads only; restoring is a person's action on the gateway page. Needs the gateway: 10001 with an upgradeHint otherwise (repo.reflog works without one).";
+    const DESCRIPTION: &'static str = "Safety events of one repository, newest first: the gateway's restore points merged with HEAD's reflog moves; an event id goes to safety.eventDetails.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations {
         idempotent: false,

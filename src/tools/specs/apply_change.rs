@@ -34,7 +34,7 @@ impl Tool for ApplyChange {
     type Output = SpecReply;
     const NAME: &'static str = "apply-change";
     const TITLE: &'static str = "Apply a change";
-    const DESCRIPTION: &'static str = "Read a change's artifacts and tasks (with line numbers) and start implementing them: returns applyState (ready, blocked, all_done), context files and progress, and sets the change's .openspec.yaml status to applying. Takes folderId and changeName from the proposalRef; never a path.";
+    const DESCRIPTION: &'static str = "Start implementing a change: its artifacts, tasks (with line numbers), context files and progress; sets its status to applying.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,

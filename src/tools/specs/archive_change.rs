@@ -36,7 +36,7 @@ impl Tool for ArchiveChange {
     type Output = SpecReply;
     const NAME: &'static str = "archive-change";
     const TITLE: &'static str = "Archive a change";
-    const DESCRIPTION: &'static str = "Archive a change: preview by default (conflicts, incomplete tasks, delta specs; nothing written). With confirm and a commitMessage `type(scope): summary`, runs the OpenSpec archive (spec sync included), marks it archived, commits only the archive's paths, fast-forwards proposal/<changeName> into main, removes the linked worktree and deletes the branch; every git step is reported, with a recovery plan when one fails. A second call after a partial success resumes without re-running OpenSpec.";
+    const DESCRIPTION: &'static str = "Archive a change: a preview by default; with confirm and a commitMessage it archives, commits, fast-forwards proposal/<changeName> into main and removes the worktree. Calling again resumes.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,

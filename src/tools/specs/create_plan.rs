@@ -32,7 +32,7 @@ impl Tool for CreatePlan {
     type Output = SpecReply;
     const NAME: &'static str = "create-plan";
     const TITLE: &'static str = "Create a session plan";
-    const DESCRIPTION: &'static str = "Create a session-scoped plan for exploratory or architectural work that does not change a behaviour contract. Writes only a template (frontmatter and headings) to <workspaceDataDir>/sessions/<sessionId>/plans/<yyyy-MM-dd-slug>.md; never into a project, never a worktree. Takes no folderId.";
+    const DESCRIPTION: &'static str = "Create a session-scoped plan (a template) for exploratory or architectural work that changes no behaviour contract; never written into a project.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = WRITE;
 

@@ -51,7 +51,7 @@ impl Tool for CreateProposal {
     type Output = SpecReply;
     const NAME: &'static str = "create-proposal";
     const TITLE: &'static str = "Create a change proposal";
-    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project (folderId; required when the workspace has several folders) and return its artifacts with templates and instructions. worktreeMode linked (default) uses .worktrees/<changeName> on branch proposal/<changeName>, checked out by `git worktree add` with the repository's hooks (post-checkout) and smudge filters running as a manual checkout would; main writes in the project's main worktree. One owner per call.";
+    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project and return its artifacts with templates and instructions; worktreeMode linked (default) works in .worktrees/<changeName>.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = WRITE;
 

@@ -38,7 +38,7 @@ impl Tool for Explore {
     type Output = SpecReply;
     const NAME: &'static str = "explore";
     const TITLE: &'static str = "Explore specs and changes";
-    const DESCRIPTION: &'static str = "Enter exploration mode: read the authorized workspace's active OpenSpec changes (linked worktrees first, then each folder's main worktree) and, with changeName, one change's artifact status and location. Read-only.";
+    const DESCRIPTION: &'static str = "Enter exploration mode: the workspace's active OpenSpec changes and, with changeName, one change's artifact status and location. Read-only.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

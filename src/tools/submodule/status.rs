@@ -102,7 +102,7 @@ impl Tool for Status {
 
     const NAME: &'static str = "submodule.status";
     const TITLE: &'static str = "Submodule status";
-    const DESCRIPTION: &'static str = "Every submodule at any depth (up to 5 levels, 200 submodules): parentPath/relativePath/path, name and URL (credentials redacted) from .gitmodules, the recordedOid the parent's index holds, the checkedOutOid, state (clean, drifted, dirty, uninitialized, missing, conflict) and dirty. The OIDs are the pins operation.preview.submodulePointer accepts. Optional path filter.";
+    const DESCRIPTION: &'static str = "Every submodule at any depth: path, URL, state (clean, drifted, dirty, uninitialized, missing, conflict), recordedOid and checkedOutOid.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

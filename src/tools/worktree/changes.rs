@@ -28,7 +28,7 @@ pub struct ChangesInput {
     /// Only paths under this repository-relative path.
     #[serde(default)]
     pub path: Option<String>,
-    /// Most entries kept in each list; `*Total` always counts every entry.
+    /// Most entries kept in each list
     #[serde(default)]
     pub max_per_list: Bounded<1, 5000, 500>,
 }
@@ -92,7 +92,7 @@ impl Tool for Changes {
 
     const NAME: &'static str = "worktree.changes";
     const TITLE: &'static str = "Working tree changes";
-    const DESCRIPTION: &'static str = "Changed paths of the working tree in four lists: staged (index vs HEAD), unstaged (working tree vs index), untracked, and conflicted (only there). Each entry has its path, rename source, index and worktree letters, a kind and submodule flags. Optional `path` limits the listing to a subtree. Each list is capped by maxPerList with a *Truncated flag and a true *Total.";
+    const DESCRIPTION: &'static str = "Changed paths in four lists (staged, unstaged, untracked, conflicted), each entry with its index and worktree letters and kind; optional path filter.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 

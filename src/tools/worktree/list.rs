@@ -72,7 +72,7 @@ impl Tool for WorktreeList {
 
     const NAME: &'static str = "worktree.list";
     const TITLE: &'static str = "Worktrees";
-    const DESCRIPTION: &'static str = "All worktrees of the repository, main first: path, branch or detached, full HEAD id (unborn flagged), locked and prunable with their reasons, bare, and which one repoPath points into. Works on bare repositories.";
+    const DESCRIPTION: &'static str = "All worktrees, main first: path, branch or detached, HEAD, locked and prunable with reasons, and which one repoPath is in. Bare repositories too.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
