@@ -50,6 +50,11 @@ pub mod vars {
     pub const AUDIT_REFUSAL_WINDOW_MS: &str = "GITWARD_AUDIT_REFUSAL_WINDOW_MS";
     /// Development builds only: the tool named here panics when called.
     pub const DEBUG_PANIC_TOOL: &str = "GITWARD_DEBUG_PANIC_TOOL";
+    /// Development builds only: the process aborts at this named execution point.
+    pub const DEBUG_CRASH_AT: &str = "GITWARD_DEBUG_CRASH_AT";
+    /// Development builds only: the gateway's event follower holds each round this many
+    /// milliseconds between reading transitions and publishing them.
+    pub const DEBUG_FOLLOW_DELAY_MS: &str = "GITWARD_DEBUG_FOLLOW_DELAY_MS";
     /// The user's home: the default run directory, `~` in git include paths, and where
     /// agents keep their session stores.
     pub const HOME: &str = "HOME";
@@ -89,6 +94,8 @@ pub mod vars {
         AUDIT_ROTATE_BYTES,
         AUDIT_REFUSAL_WINDOW_MS,
         DEBUG_PANIC_TOOL,
+        DEBUG_CRASH_AT,
+        DEBUG_FOLLOW_DELAY_MS,
         HOME,
         PATH,
         BROWSER,
@@ -248,6 +255,8 @@ pub struct Config {
     pub openspec_cli: Option<PathBuf>,
     pub presence_disabled: bool,
     pub agent_detection_disabled: bool,
+    /// The gateway's agent policy file; `None` allows every agent everything.
+    pub agent_policy: Option<PathBuf>,
     pub audit: AuditEnv,
     /// The process door's settings (git binary, concurrent children).
     pub process: crate::process::Settings,
@@ -271,6 +280,7 @@ impl Default for Config {
             openspec_cli: None,
             presence_disabled: false,
             agent_detection_disabled: false,
+            agent_policy: None,
             audit: AuditEnv::default(),
             process: crate::process::Settings::default(),
             user: UserDirs::default(),
@@ -329,6 +339,7 @@ impl Config {
             openspec_cli: env.path(vars::OPENSPEC_CLI_PATH),
             presence_disabled: env.is_set(vars::PRESENCE_DISABLED),
             agent_detection_disabled: env.is_set(vars::AGENT_DETECTION_DISABLED),
+            agent_policy: env.path(vars::AGENT_POLICY),
             audit: AuditEnv {
                 disabled: env.is_set(vars::AUDIT_DISABLED),
                 log: env.path(vars::AUDIT_LOG),
@@ -357,6 +368,34 @@ impl Config {
     pub fn allows(&self, canonical: &std::path::Path) -> bool {
         self.allowed_roots.is_empty() || self.allowed_roots.iter().any(|r| canonical.starts_with(r))
     }
+}
+
+/// Development-build knobs for tests, read once per process at first use: the points
+/// they act at (a crash deep inside an execution, the gateway's event follower) have no
+/// configuration at hand. Release builds never consult them.
+#[derive(Debug, Clone, Default)]
+pub struct DebugKnobs {
+    /// The execution point to abort at.
+    pub crash_at: Option<OsString>,
+    /// The event follower's pause per round, in milliseconds.
+    pub follow_delay_ms: Option<u64>,
+}
+
+impl DebugKnobs {
+    fn from_env(env: &Env) -> DebugKnobs {
+        DebugKnobs {
+            crash_at: env.os(vars::DEBUG_CRASH_AT).map(OsStr::to_owned),
+            follow_delay_ms: env
+                .text(vars::DEBUG_FOLLOW_DELAY_MS)
+                .and_then(|v| v.parse().ok()),
+        }
+    }
+}
+
+/// The [`DebugKnobs`] of this process.
+pub fn debug_knobs() -> &'static DebugKnobs {
+    static KNOBS: std::sync::OnceLock<DebugKnobs> = std::sync::OnceLock::new();
+    KNOBS.get_or_init(|| DebugKnobs::from_env(&Env::read()))
 }
 
 /// FluxGit's run directory: `FLUXGIT_RUN_DIR`, else the per-user default of the platform
@@ -404,6 +443,8 @@ mod tests {
             (vars::DISABLE_BUNDLED_MCP, "yes"),
             (vars::CODEX_HOME, "relative/dir"),
             (vars::TRUSTED_DRIVERS, " lfs, ,upper"),
+            (vars::AGENT_POLICY, ""),
+            (vars::DEBUG_FOLLOW_DELAY_MS, "25"),
         ]);
         let config = Config::from(&env, &[]).expect("config");
         assert_eq!(
@@ -420,6 +461,9 @@ mod tests {
         assert_eq!(config.user.codex_home, None);
         assert_eq!(config.trusted_drivers, ["lfs", "upper"]);
         assert!(!config.presence_disabled);
+        assert_eq!(config.agent_policy, None);
+        let knobs = DebugKnobs::from_env(&env);
+        assert_eq!((knobs.crash_at, knobs.follow_delay_ms), (None, Some(25)));
     }
 
     #[test]

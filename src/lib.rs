@@ -14,10 +14,15 @@
 //!
 //! Each arrow is a module boundary: nothing below `tools` knows a JSON-RPC code, and
 //! nothing in `git`, `parse` or `process` knows MCP (`tests/it/architecture.rs` checks).
+//! Every git command line is built in [`git`], beside the parser of its output; tools,
+//! operations and the gateway ask typed queries and writes (`tests/it/architecture_doors.rs`
+//! checks, and the runner is private to `git`).
 //! Side paths: every call is reported to [`observe`], where `audit` and `presence` see
 //! it; the spec tools run the OpenSpec CLI through `specs`. Shared leaves: [`sink`] (how
 //! bytes are taken as they stream, for `process` and `parse`), [`model`] (result types
-//! and newtypes such as `Oid`), and [`config`], the one reader of the environment.
+//! and newtypes such as `Oid`), and [`config`], the one reader of the environment. The
+//! local semantic diff engine, [`semantic`], serves `tools::diff` and the gateway alike
+//! and names neither.
 //!
 //! The write side never writes from the server: `tools::operation` turns a call into a
 //! proposal for the approval gateway through [`gateway::client`]. The gateway

@@ -106,8 +106,8 @@ impl GatewayArgs {
                 ));
             }
         };
-        let policy = match std::env::var_os(vars::AGENT_POLICY).filter(|p| !p.is_empty()) {
-            Some(path) => Policy::load(&PathBuf::from(path)).map_err(|e| e.to_string())?,
+        let policy = match &config.agent_policy {
+            Some(path) => Policy::load(path).map_err(|e| e.to_string())?,
             None => Policy::permissive(),
         };
         let settings = Settings {

@@ -1,7 +1,7 @@
-//! Files as HEAD's tree holds them: for a bare repository, which has no working tree to
-//! read from.
+//! Files as a commit's tree holds them: HEAD's for a bare repository, which has no
+//! working tree to read from, and any commit's to tell which paths it tracks.
 
-use super::{Git, GitError, RepoRelPath};
+use super::{Git, GitError, Oid, RepoRelPath};
 
 /// Which of `names` (repository-relative paths) exist in HEAD's tree. Empty on an
 /// unborn HEAD.
@@ -23,6 +23,28 @@ pub async fn present(git: &Git<'_>, names: &[&str]) -> Result<Vec<String>, GitEr
         .bytes
         .split(|b| *b == 0)
         .map(|n| String::from_utf8_lossy(n).into_owned())
+        .collect())
+}
+
+/// Which of `paths` (or files below them) the tree of `commit` holds, walking subtrees
+/// (`ls-tree -r --name-only`).
+pub async fn tracked_of(
+    git: &Git<'_>,
+    commit: &Oid,
+    paths: &[String],
+) -> Result<Vec<Vec<u8>>, GitError> {
+    let out = git
+        .cmd(["ls-tree", "-r", "-z", "--name-only", "--end-of-options"])
+        .args([commit.as_str(), "--"])
+        .args(paths)
+        .capture(super::DEFAULT_CAP)
+        .await?;
+    Ok(out
+        .sink
+        .bytes
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
         .collect())
 }
 

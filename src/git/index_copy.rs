@@ -135,7 +135,7 @@ pub fn sweep(tmp: &std::path::Path) {
 
 impl Git<'_> {
     /// A read-only git command that uses `index` instead of the repository's index.
-    pub fn cmd_on_copy<I, S>(&self, index: &IndexCopy, args: I) -> Command
+    pub(in crate::git) fn cmd_on_copy<I, S>(&self, index: &IndexCopy, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -144,7 +144,7 @@ impl Git<'_> {
     }
 
     /// [`Git::cmd_on_copy`] for output handed back as the user's own git would print it.
-    pub fn cmd_on_copy_as_user<I, S>(&self, index: &IndexCopy, args: I) -> Command
+    pub(in crate::git) fn cmd_on_copy_as_user<I, S>(&self, index: &IndexCopy, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,

@@ -1,6 +1,6 @@
 //! Commit walks: `git log` pages, one commit's message, author counts over a window,
-//! ahead/behind between two commits, the commits a rebase would pick, subjects by id and
-//! the time of the last commit.
+//! ahead/behind between two commits, the commits one side has and the other lacks, the
+//! commits a rebase would pick, subjects by id and the time of the last commit.
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -151,6 +151,38 @@ pub async fn left_right(git: &Git<'_>, a: &Oid, b: &Oid) -> Result<(u64, u64), G
         .split_whitespace()
         .map(|n| n.parse::<u64>().unwrap_or(0));
     Ok((it.next().unwrap_or(0), it.next().unwrap_or(0)))
+}
+
+/// What a walk from one commit leaves out.
+#[derive(Debug, Clone, Copy)]
+pub enum Hide<'a> {
+    /// Everything reachable from this commit (`^<oid>`).
+    Commit(&'a Oid),
+    /// Everything reachable from a remote's remote-tracking branches
+    /// (`--not --remotes=<name>`); the name is a validated remote name.
+    Remote(&'a str),
+}
+
+/// The commits reachable from `tip` and not hidden by `hide`, newest first: at most
+/// `keep` kept, and all of them counted in `seen` unless `limit` stops the walk earlier
+/// (a caller asking one more than it keeps learns whether some were left out).
+pub async fn only_in(
+    git: &Git<'_>,
+    tip: &Oid,
+    hide: Hide<'_>,
+    keep: usize,
+    limit: Option<u64>,
+) -> Result<Log, GitError> {
+    let mut args: Vec<OsString> = vec!["log".into(), "-z".into(), log::format().into()];
+    args.extend(limit.map(|n| format!("--max-count={n}").into()));
+    args.push(tip.as_str().into());
+    match hide {
+        Hide::Commit(oid) => args.push(format!("^{oid}").into()),
+        Hide::Remote(name) => args.extend(["--not".into(), format!("--remotes={name}").into()]),
+    }
+    args.push("--".into());
+    let done = git.cmd(args).stream(Records::new(Log::new(keep))).await?;
+    Ok(done.sink.finish(true)?)
 }
 
 /// The commits `git rebase <upstream>` would pick from `branch`: its non-merge commits not

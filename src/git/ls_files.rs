@@ -35,6 +35,17 @@ pub async fn stages_raw(git: &Git<'_>) -> Result<Vec<u8>, GitError> {
     Ok(out.sink.bytes)
 }
 
+/// The index entries of exactly `paths` (literal pathspecs), as `ls-files -s -z` prints
+/// them, for a digest of what the index holds there.
+pub async fn stages_raw_of(git: &Git<'_>, paths: &[String]) -> Result<Vec<u8>, GitError> {
+    let out = git
+        .cmd(["--literal-pathspecs", "ls-files", "-s", "-z", "--"])
+        .args(paths)
+        .capture(super::DEFAULT_CAP)
+        .await?;
+    Ok(out.sink.bytes)
+}
+
 /// A path whose worktree side may differ from its index entry, as [`worktree_changes`]
 /// lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,6 +7,7 @@
 //! compose these queries and never build argv. The process door (`crate::process`) is
 //! the only thing that spawns.
 
+pub mod apply;
 pub mod args;
 pub mod cat_file;
 pub mod diff;
@@ -124,8 +125,9 @@ impl<'a> Git<'a> {
         self.cancel
     }
 
-    /// A read-only git command in this repository.
-    pub fn cmd<I, S>(&self, args: I) -> Command
+    /// A read-only git command in this repository. Only the query modules here build
+    /// argv; everything else asks them.
+    pub(in crate::git) fn cmd<I, S>(&self, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -135,7 +137,7 @@ impl<'a> Git<'a> {
 
     /// A read-only command whose output is handed back as the user's own git would print
     /// it, path quoting (`core.quotePath`) included.
-    pub fn cmd_as_user<I, S>(&self, args: I) -> Command
+    pub(in crate::git) fn cmd_as_user<I, S>(&self, args: I) -> Command
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,

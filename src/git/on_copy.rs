@@ -80,12 +80,25 @@ pub async fn write_tree(git: &Git<'_>, copy: &IndexCopy) -> Result<Option<Oid>, 
         .ok_or_else(|| GitError::internal(format!("write-tree answered {text:?}")))
 }
 
-/// `diff --cached -z` on the copy with `format` (`--name-status`, `--numstat`).
+/// A listing of what the copy holds beyond HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    /// `--name-status`, read by `crate::parse::diff_tree::NameStatus`.
+    NameStatus,
+    /// `--numstat`, read by `crate::parse::diff_tree::Numstat`.
+    Numstat,
+}
+
+/// `diff --cached -z` on the copy, as `listing`.
 pub async fn staged_listing(
     git: &Git<'_>,
     copy: &IndexCopy,
-    format: &str,
+    listing: Listing,
 ) -> Result<Vec<u8>, GitError> {
+    let format = match listing {
+        Listing::NameStatus => "--name-status",
+        Listing::Numstat => "--numstat",
+    };
     let out = git
         .cmd_on_copy(copy, STAGED)
         .args(["-z", format])
@@ -101,4 +114,21 @@ pub async fn staged_patch(git: &Git<'_>, copy: &IndexCopy, cap: usize) -> Result
         .capture(cap)
         .await?
         .sink)
+}
+
+/// The worktree against the copy for exactly `paths` (literal), as the user's git prints
+/// it with the security flags built in, cut after `cap` bytes.
+pub async fn worktree_patch(
+    git: &Git<'_>,
+    copy: &IndexCopy,
+    paths: &[String],
+    cap: usize,
+) -> Result<Capped, GitError> {
+    let args = ["--literal-pathspecs", "diff"]
+        .into_iter()
+        .chain(super::diff::SAFE_DIFF)
+        .chain(["--submodule=short", "--"])
+        .map(str::to_owned)
+        .chain(paths.iter().cloned());
+    Ok(git.cmd_on_copy_as_user(copy, args).capture(cap).await?.sink)
 }

@@ -17,6 +17,8 @@ struct RefQuery<'a> {
     fields: &'a [String],
     sort: Option<&'a str>,
     count: Option<usize>,
+    /// Only refs whose every commit HEAD contains (`--merged=HEAD`).
+    merged_into_head: bool,
     patterns: &'a [String],
 }
 
@@ -35,6 +37,9 @@ impl RefQuery<'_> {
         }
         if let Some(count) = self.count {
             args.push(format!("--count={count}").into());
+        }
+        if self.merged_into_head {
+            args.push("--merged=HEAD".into());
         }
         args.extend(self.patterns.iter().map(OsString::from));
         Ok(args)
@@ -151,6 +156,7 @@ pub async fn each_ref<S: RefSink>(git: &Git<'_>, sink: S) -> Result<S, GitError>
         ]),
         sort: None,
         count: None,
+        merged_into_head: false,
         patterns: &[],
     };
     Ok(query.run(git, RecordRows(sink)).await?.0)
@@ -165,6 +171,7 @@ pub async fn existing(git: &Git<'_>, names: &[String]) -> Result<Vec<String>, Gi
         fields: &fields(&["%(refname)"]),
         sort: None,
         count: None,
+        merged_into_head: false,
         patterns: names,
     };
     collect(git, query, |f, _| Ok(text(&f[0]))).await
@@ -179,6 +186,7 @@ pub async fn resolve(git: &Git<'_>, patterns: &[String]) -> Result<Vec<(String, 
         fields: &fields(&["%(refname)", "%(objectname)"]),
         sort: None,
         count: None,
+        merged_into_head: false,
         patterns,
     };
     collect(git, query, |f, at| Ok((text(&f[0]), oid(&f[1], at)?))).await
@@ -194,12 +202,51 @@ pub async fn with_targets(
         fields: &fields(&["%(refname)", "%(symref)"]),
         sort: None,
         count,
+        merged_into_head: false,
         patterns,
     };
     collect(git, query, |f, _| {
         Ok((text(&f[0]), (!f[1].is_empty()).then(|| text(&f[1]))))
     })
     .await
+}
+
+/// Each of the refs `names` (full names) that has an upstream configured, with the
+/// upstream's full name.
+pub async fn upstreams(git: &Git<'_>, names: &[String]) -> Result<Vec<(String, String)>, GitError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = RefQuery {
+        fields: &fields(&["%(refname)", "%(upstream)"]),
+        sort: None,
+        count: None,
+        merged_into_head: false,
+        patterns: names,
+    };
+    let rows = collect(git, query, |f, _| Ok((text(&f[0]), text(&f[1])))).await?;
+    // A pattern also matches the refs below it (`refs/heads/a` covers `refs/heads/a/b`).
+    Ok(rows
+        .into_iter()
+        .filter(|(n, u)| names.contains(n) && u.starts_with("refs/"))
+        .collect())
+}
+
+/// The refs among `names` (full names) every commit of which HEAD contains; HEAD must be
+/// born.
+pub async fn merged_into_head(git: &Git<'_>, names: &[String]) -> Result<Vec<String>, GitError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let query = RefQuery {
+        fields: &fields(&["%(refname)"]),
+        sort: None,
+        count: None,
+        merged_into_head: true,
+        patterns: names,
+    };
+    let rows = collect(git, query, |f, _| Ok(text(&f[0]))).await?;
+    Ok(rows.into_iter().filter(|n| names.contains(n)).collect())
 }
 
 /// A local branch with its upstream and, when asked, its distance from two commits.
@@ -245,6 +292,7 @@ pub async fn branches(
         fields: &list,
         sort: Some("-committerdate"),
         count: Some(count),
+        merged_into_head: false,
         patterns: &["refs/heads/".to_owned()],
     };
     collect(git, query, move |f, at| {
@@ -303,6 +351,7 @@ mod tests {
             fields: &f,
             sort: Some("-committerdate"),
             count: Some(5),
+            merged_into_head: false,
             patterns: &["refs/heads/".to_owned()],
         };
         assert_eq!(

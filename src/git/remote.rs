@@ -47,6 +47,16 @@ pub async fn list(git: &Git<'_>) -> Result<Vec<Remote>, GitError> {
         .collect())
 }
 
+/// Whether the remote `name` (a validated remote name) has a URL configured
+/// (`config --get remote.<name>.url`): a push to it would have somewhere to go.
+pub async fn has_url(git: &Git<'_>, name: &str) -> Result<bool, GitError> {
+    let out = git
+        .cmd(["config", "--get", &format!("remote.{name}.url")])
+        .capture_allowing(4096, &[0, 1])
+        .await?;
+    Ok(out.code == Some(0))
+}
+
 /// Hides secrets a remote URL may carry in its userinfo; true when something was hidden.
 ///
 /// For `scheme://user:secret@host/…` the whole userinfo goes (for https a lone "user" is

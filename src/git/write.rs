@@ -90,7 +90,7 @@ impl<'a> GitWrite<'a> {
 
     /// Runs `git <args>`; a non-zero exit is an outcome, not an error. Only a failure to
     /// run at all (missing git, deadline, cancellation) is an `Err`.
-    pub(crate) async fn run<I, S>(&self, args: I) -> Result<Ran, RunError>
+    pub(in crate::git) async fn run<I, S>(&self, args: I) -> Result<Ran, RunError>
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,

@@ -154,22 +154,7 @@ async fn upstreams(
     git: &Git<'_>,
     names: &[String],
 ) -> Result<Vec<(String, String, Option<Oid>)>, OpError> {
-    let out = git
-        .cmd([
-            "for-each-ref",
-            "--format=%(refname)%00%(upstream)",
-            "--end-of-options",
-        ])
-        .args(names.iter().map(String::as_str))
-        .capture(1024 * 1024)
-        .await?;
-    let text = String::from_utf8_lossy(&out.sink.bytes).into_owned();
-    let pairs: Vec<(String, String)> = text
-        .lines()
-        .filter_map(|l| l.split_once('\0'))
-        .filter(|(n, u)| names.iter().any(|x| x == n) && u.starts_with("refs/"))
-        .map(|(n, u)| (n.to_owned(), u.to_owned()))
-        .collect();
+    let pairs = refs::upstreams(git, names).await?;
     let wanted: Vec<String> = pairs.iter().map(|(_, u)| u.clone()).collect();
     let found = refs::resolve(git, &wanted).await?;
     Ok(pairs
@@ -190,20 +175,9 @@ async fn merged_into_head(
     if unborn {
         return Ok(BTreeSet::new());
     }
-    let out = git
-        .cmd([
-            "for-each-ref",
-            "--merged=HEAD",
-            "--format=%(refname)",
-            "--end-of-options",
-        ])
-        .args(names.iter().map(String::as_str))
-        .capture(1024 * 1024)
-        .await?;
-    Ok(String::from_utf8_lossy(&out.sink.bytes)
-        .lines()
-        .filter(|n| names.iter().any(|x| x == n))
-        .map(str::to_owned)
+    Ok(refs::merged_into_head(git, names)
+        .await?
+        .into_iter()
         .collect())
 }
 

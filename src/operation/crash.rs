@@ -16,12 +16,13 @@ pub const MID_WRITE: &str = "mid-write";
 pub const AFTER_WRITE: &str = "after-write";
 
 #[cfg(debug_assertions)]
-pub const VAR: &str = "GITWARD_DEBUG_CRASH_AT";
+pub const VAR: &str = crate::config::vars::DEBUG_CRASH_AT;
 
 /// Aborts when `GITWARD_DEBUG_CRASH_AT` names `point` (development builds only).
 #[cfg(debug_assertions)]
 pub fn point(point: &str) {
-    if std::env::var_os(VAR).is_some_and(|v| v == point) {
+    let knobs = crate::config::debug_knobs();
+    if knobs.crash_at.as_deref().is_some_and(|v| v == point) {
         std::process::abort();
     }
 }

@@ -22,7 +22,7 @@ use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins, preview
 use crate::gateway::api::FieldError;
 use crate::git::index_copy::IndexCopy;
 use crate::git::write::GitWrite;
-use crate::git::{Git, Oid};
+use crate::git::{Git, Oid, on_copy};
 
 /// The ref the safety stash is recorded in.
 pub const STASH_REF: &str = "refs/stash";
@@ -269,17 +269,7 @@ async fn preview_lost(ctx: Ctx<'_>, pins: &Value) -> Result<Value, OpError> {
         (String::new(), false)
     } else {
         let index = IndexCopy::new(ctx.repo).await?;
-        let args = ["--literal-pathspecs", "diff"]
-            .into_iter()
-            .chain(crate::git::diff::SAFE_DIFF)
-            .chain(["--submodule=short", "--"])
-            .map(str::to_owned)
-            .chain(tracked.iter().cloned());
-        let out = git
-            .cmd_on_copy_as_user(&index, args)
-            .capture(preview::DIFF_CAP)
-            .await?
-            .sink;
+        let out = on_copy::worktree_patch(&git, &index, &tracked, preview::DIFF_CAP).await?;
         (
             String::from_utf8_lossy(&out.bytes).into_owned(),
             out.truncated,

@@ -18,8 +18,8 @@ use super::fields::{ensure, parse, schema_of};
 use super::pins::{self, Change};
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
-use crate::git::Git;
 use crate::git::write::GitWrite;
+use crate::git::{Git, apply, ls_files};
 use crate::parse::status_v2::Kind;
 
 pub mod headers;
@@ -70,11 +70,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
     let paths = f.paths()?;
-    let index = git
-        .cmd(["--literal-pathspecs", "ls-files", "-s", "-z", "--"])
-        .args(paths.iter())
-        .capture(crate::git::DEFAULT_CAP);
-    let (head, index) = tokio::join!(pins::head(&git), index);
+    let (head, index) = tokio::join!(pins::head(&git), ls_files::stages_raw_of(&git, &paths));
     let (head, index) = (head?, index?);
     let changes = paths
         .into_iter()
@@ -93,7 +89,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
         .collect();
     Ok(json!({
         "head": head.to_json(),
-        "index": pins::sha256(&index.sink.bytes),
+        "index": pins::sha256(&index),
         "paths": contents,
     }))
 }
@@ -101,37 +97,18 @@ async fn read_pins(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
 /// `git apply --check` through the read door: `{ok, message}`.
 async fn check(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
-    let mut argv = vec!["apply", "--check"];
-    if f.apply_to_index {
-        argv.push("--index");
-    }
-    argv.push("-");
-    let done = git
-        .cmd(argv)
-        .stdin(f.patch_content.clone().into_bytes())
-        .capture_allowing(64 * 1024, &[0, 1, 128])
-        .await?;
-    Ok(json!({"ok": done.code == Some(0), "message": done.stderr_text().trim()}))
+    let checked =
+        apply::check(&git, f.patch_content.clone().into_bytes(), f.apply_to_index).await?;
+    Ok(json!({"ok": checked.ok, "message": checked.message}))
 }
 
 /// `git apply --numstat`: each file's added and deleted lines (null for binary).
 async fn numstat(ctx: Ctx<'_>, f: &PatchFields) -> Result<Vec<Value>, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
-    let done = git
-        .cmd(["apply", "--numstat", "-z", "-"])
-        .stdin(f.patch_content.clone().into_bytes())
-        .capture_allowing(1024 * 1024, &[0, 1, 128])
-        .await?;
-    let text = String::from_utf8_lossy(&done.sink.bytes);
-    Ok(text
-        .split('\0')
-        .filter(|r| !r.is_empty())
-        .filter_map(|r| {
-            let mut parts = r.splitn(3, '\t');
-            let (a, d, path) = (parts.next()?, parts.next()?, parts.next()?);
-            Some(json!({"path": path, "additions": a.parse::<u64>().ok(),
-                        "deletions": d.parse::<u64>().ok()}))
-        })
+    let files = apply::numstat(&git, f.patch_content.clone().into_bytes()).await?;
+    Ok(files
+        .into_iter()
+        .map(|s| json!({"path": s.path, "additions": s.additions, "deletions": s.deletions}))
         .collect())
 }
 

@@ -9,7 +9,7 @@ use super::commit::CommitFields;
 use super::{Ctx, OpError};
 use crate::git::Git;
 use crate::git::index_copy::IndexCopy;
-use crate::git::on_copy;
+use crate::git::on_copy::{self, Listing};
 use crate::parse::Records;
 use crate::parse::diff_tree::{NameStatus, Numstat};
 
@@ -46,10 +46,10 @@ pub(crate) fn status_word(letter: u8) -> &'static str {
 
 /// What the index copy holds beyond HEAD: `{files, diff, diffTruncated}`.
 async fn staged(git: &Git<'_>, index: &IndexCopy) -> Result<Value, OpError> {
-    let names = on_copy::staged_listing(git, index, "--name-status").await?;
+    let names = on_copy::staged_listing(git, index, Listing::NameStatus).await?;
     let names = Records::parse_all(NameStatus::new(MAX_FILES), &names)
         .map_err(|e| OpError::Internal(format!("name-status output: {}", e.reason)))?;
-    let stats = on_copy::staged_listing(git, index, "--numstat").await?;
+    let stats = on_copy::staged_listing(git, index, Listing::Numstat).await?;
     let stats = Records::parse_all(Numstat::new(MAX_FILES), &stats)
         .map_err(|e| OpError::Internal(format!("numstat output: {}", e.reason)))?;
     let files: Vec<Value> = names

@@ -120,11 +120,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &PushFields) -> Result<Value, OpError> {
             ));
         }
     };
-    let url = git
-        .cmd(["config", "--get", &format!("remote.{}.url", f.remote)])
-        .capture_allowing(4096, &[0, 1])
-        .await?;
-    if url.code != Some(0) {
+    if !crate::git::remote::has_url(&git, &f.remote).await? {
         return Err(OpError::invalid(
             "remote",
             format!("no remote `{}` is configured", f.remote),

@@ -19,10 +19,11 @@ use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
+use crate::git::log::{self, Hide};
 use crate::git::status::{IgnoreSubmodules, StatusQuery, Untracked};
 use crate::git::write::GitWrite;
 use crate::git::write_history::ResetMode;
-use crate::git::{Git, Oid, Rev};
+use crate::git::{Git, Oid, Rev, head_tree};
 
 /// Commits listed as left behind on a card at most.
 pub const MAX_COMMITS: usize = 200;
@@ -289,31 +290,16 @@ async fn preview(ctx: Ctx<'_>, f: &ResetFields, pins: &Value) -> Result<Value, O
     Ok(out)
 }
 
-/// Commits reachable from `tip` but not from `other` (`rev-list other..tip`), newest
-/// first, with subjects; at most [`MAX_COMMITS`] listed, all counted.
+/// Commits reachable from `tip` but not from `other`, newest first, with subjects; at
+/// most [`MAX_COMMITS`] listed, all counted.
 async fn commits_only_in(git: &Git<'_>, tip: &Oid, other: &Oid) -> Result<Value, OpError> {
-    let range = format!("{other}..{tip}");
-    let out = git
-        .cmd([
-            "rev-list",
-            "--format=%H %s",
-            "--no-commit-header",
-            &range,
-            "--",
-        ])
-        .capture(crate::git::DEFAULT_CAP)
-        .await?;
-    let text = String::from_utf8_lossy(&out.sink.bytes);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
-    let listed: Vec<Value> = lines
+    let walk = log::only_in(git, tip, Hide::Commit(other), MAX_COMMITS, None).await?;
+    let listed: Vec<Value> = walk
+        .commits
         .iter()
-        .take(MAX_COMMITS)
-        .map(|l| {
-            let (sha, subject) = l.split_once(' ').unwrap_or((l, ""));
-            json!({"sha": sha, "subject": subject})
-        })
+        .map(|c| json!({"sha": c.oid.as_str(), "subject": c.subject}))
         .collect();
-    Ok(json!({"total": lines.len(), "commits": listed}))
+    Ok(json!({"total": walk.seen, "commits": listed}))
 }
 
 /// What a hard reset overwrites: each tracked change (from the pins), and each untracked
@@ -333,14 +319,8 @@ async fn overwritten(ctx: Ctx<'_>, pins: &Value, target: &Oid) -> Result<Value, 
         .map(|c| c.path)
         .collect();
     if !untracked.is_empty() {
-        let args = ["ls-tree", "-r", "-z", "--name-only", "--end-of-options"]
-            .into_iter()
-            .map(str::to_owned)
-            .chain([target.as_str().to_owned(), "--".to_owned()])
-            .chain(untracked.iter().cloned());
-        let out = git.cmd(args).capture(crate::git::DEFAULT_CAP).await?;
-        for path in out.sink.bytes.split(|b| *b == 0).filter(|p| !p.is_empty()) {
-            files.push(json!({"path": String::from_utf8_lossy(path), "status": "untracked"}));
+        for path in head_tree::tracked_of(&git, target, &untracked).await? {
+            files.push(json!({"path": String::from_utf8_lossy(&path), "status": "untracked"}));
         }
     }
     Ok(Value::Array(files))

@@ -444,20 +444,13 @@ async fn drift(
     checked_out: &str,
 ) -> Result<Value, OpError> {
     let git = Git::new(sub, ctx.cancel);
-    let range = format!("{recorded}...{checked_out}");
-    let counted = git
-        .cmd(["rev-list", "--left-right", "--count", "--end-of-options"])
-        .args([range.as_str()])
-        .capture(4096)
-        .await;
-    let Ok(done) = counted else {
+    let (Some(recorded), Some(checked_out)) = (Oid::parse(recorded), Oid::parse(checked_out))
+    else {
         return Ok(Value::Null);
     };
-    let text = String::from_utf8_lossy(&done.sink.bytes);
-    let mut numbers = text.split_whitespace().map(str::parse::<u64>);
-    match (numbers.next(), numbers.next()) {
-        (Some(Ok(behind)), Some(Ok(ahead))) => Ok(json!({"ahead": ahead, "behind": behind})),
-        _ => Ok(Value::Null),
+    match crate::git::log::left_right(&git, &recorded, &checked_out).await {
+        Ok((behind, ahead)) => Ok(json!({"ahead": ahead, "behind": behind})),
+        Err(_) => Ok(Value::Null),
     }
 }
 

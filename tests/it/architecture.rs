@@ -98,9 +98,16 @@ struct Violation {
 }
 
 /// Blanks comments, string and char literals, keeping lines and offsets.
-fn code_only(source: &str) -> String {
+pub(super) fn code_only(source: &str) -> String {
+    scan(source).0
+}
+
+/// The code with comments and literals blanked (see [`code_only`]), and the byte range of
+/// every string literal, quotes included.
+pub(super) fn scan(source: &str) -> (String, Vec<std::ops::Range<usize>>) {
     let b = source.as_bytes();
     let mut out = b.to_vec();
+    let mut strings = Vec::new();
     let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
         for c in &mut out[from..to] {
             if *c != b'\n' {
@@ -138,6 +145,7 @@ fn code_only(source: &str) -> String {
             i = j;
         } else if let Some(end) = raw_string_end(b, i) {
             blank(&mut out, i, end);
+            strings.push(i..end);
             i = end;
         } else if b[i] == b'"' {
             let mut j = i + 1;
@@ -146,6 +154,7 @@ fn code_only(source: &str) -> String {
             }
             let end = (j + 1).min(b.len());
             blank(&mut out, i, end);
+            strings.push(i..end);
             i = end;
         } else if b[i] == b'\'' {
             // A char literal ('x', '\n', '\u{..}'), else a lifetime or label.
@@ -167,7 +176,7 @@ fn code_only(source: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    (String::from_utf8_lossy(&out).into_owned(), strings)
 }
 
 /// The end of a raw string literal (`r"…"`, `r#"…"#`, `br#"…"#`) starting at `i`.
@@ -344,7 +353,7 @@ fn named_paths(code: &str) -> Vec<Vec<String>> {
 }
 
 /// The module path of a file under `src/`: `git/repo.rs` → `git::repo`, `git/mod.rs` → `git`.
-fn module_of(rel: &Path) -> Vec<String> {
+pub(super) fn module_of(rel: &Path) -> Vec<String> {
     let mut parts: Vec<String> = rel
         .iter()
         .map(|p| p.to_string_lossy().into_owned())
@@ -423,7 +432,7 @@ fn check_source(rel: &Path, source: &str) -> Vec<Violation> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

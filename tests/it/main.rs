@@ -8,6 +8,7 @@
 
 mod agents;
 mod architecture;
+mod architecture_doors;
 mod audit;
 mod audit_durability;
 mod branch;

@@ -139,3 +139,27 @@ async fn a_conflict_aborts_the_rebase_and_names_the_commit_and_paths() {
     assert_eq!(rig.git(&["symbolic-ref", "HEAD"]), "refs/heads/topic");
     assert_eq!(rig.git(&["status", "--porcelain"]), "");
 }
+
+#[tokio::test]
+async fn the_card_says_whether_tracked_changes_would_stop_git() {
+    let rig = Rig::new();
+    rig.git(&["switch", "-q", "-c", "topic"]);
+    rig.fx.commit(&rig.repo, "t.txt", "t\n", "topic's own");
+    rig.git(&["switch", "-q", "main"]);
+    rig.fx.commit(&rig.repo, "m.txt", "m\n", "main moves");
+    rig.git(&["switch", "-q", "topic"]);
+    rig.fx
+        .write(&rig.repo, "loose.txt", "untracked, no obstacle\n");
+    let id = rig
+        .propose("rebase", json!({"ontoRef": "main"}))
+        .await
+        .unwrap();
+    let preview = rig.exec.preview(&id, &rig.cancel).await.unwrap();
+    assert_eq!(preview["worktreeClean"], true, "{preview}");
+    rig.fx.write(&rig.repo, "t.txt", "edited\n");
+    let preview = rig.exec.preview(&id, &rig.cancel).await.unwrap();
+    assert_eq!(preview["worktreeClean"], false, "{preview}");
+    rig.git(&["add", "t.txt"]);
+    let preview = rig.exec.preview(&id, &rig.cancel).await.unwrap();
+    assert_eq!(preview["worktreeClean"], false, "{preview}");
+}

@@ -150,10 +150,7 @@ async fn round(app: &Arc<App>, cursor: i64) -> Result<(i64, bool), String> {
 /// publishers may overtake it.
 #[cfg(debug_assertions)]
 async fn debug_delay() {
-    let ms = std::env::var("GITWARD_DEBUG_FOLLOW_DELAY_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok());
-    if let Some(ms) = ms {
+    if let Some(ms) = crate::config::debug_knobs().follow_delay_ms {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 }

@@ -4,50 +4,50 @@
 use serde_json::{Value, json};
 
 use super::PushFields;
-use crate::git::Git;
+use crate::git::log::{self, Hide};
+use crate::git::{Git, Oid};
 use crate::operation::{Ctx, OpError, Pins};
 
 /// Commits listed per side at most.
 const MAX_COMMITS: usize = 100;
 
-/// `git log` of `revs`: `[{oid, subject}]` (at most [`MAX_COMMITS`]) and whether more
-/// were left out.
-async fn commits(git: &Git<'_>, revs: &[String]) -> Result<(Vec<Value>, bool), OpError> {
-    let limit = format!("--max-count={}", MAX_COMMITS + 1);
-    let done = git
-        .cmd(["log", "-z", "--format=%H%x1f%s", &limit])
-        .args(revs.iter())
-        .capture(4 * 1024 * 1024)
-        .await?;
-    let text = String::from_utf8_lossy(&done.sink.bytes);
-    let mut list: Vec<Value> = text
-        .split('\0')
-        .filter(|r| !r.is_empty())
-        .filter_map(|r| r.split_once('\u{1f}'))
-        .map(|(oid, subject)| json!({"oid": oid.trim(), "subject": subject}))
+/// The commits reachable from `tip` and not hidden by `hide`: `[{oid, subject}]` (at most
+/// [`MAX_COMMITS`]) and whether more were left out.
+async fn commits(git: &Git<'_>, tip: &Oid, hide: Hide<'_>) -> Result<(Vec<Value>, bool), OpError> {
+    let walk = log::only_in(git, tip, hide, MAX_COMMITS, Some(MAX_COMMITS as u64 + 1)).await?;
+    let list = walk
+        .commits
+        .iter()
+        .map(|c| json!({"oid": c.oid.as_str(), "subject": c.subject}))
         .collect();
-    let more = list.len() > MAX_COMMITS;
-    list.truncate(MAX_COMMITS);
-    Ok((list, more))
+    Ok((list, walk.seen > MAX_COMMITS as u64))
+}
+
+fn pinned(pins: &Pins, key: &str) -> Result<Option<Oid>, OpError> {
+    match pins.0[key].as_str() {
+        None => Ok(None),
+        Some(text) => Oid::parse(text)
+            .map(Some)
+            .ok_or_else(|| OpError::Internal(format!("{key} pinned as {text:?}"))),
+    }
 }
 
 pub(super) async fn card(ctx: Ctx<'_>, f: &PushFields, pins: &Pins) -> Result<Value, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
-    let push = pins.0["pushOid"].as_str().unwrap_or_default().to_owned();
-    let remote_oid = pins.0["remoteOid"].as_str().map(str::to_owned);
-    let sent = match &remote_oid {
-        Some(old) => vec![push.clone(), format!("^{old}")],
-        None => vec![
-            push.clone(),
-            "--not".to_owned(),
-            format!("--remotes={}", f.remote),
-        ],
+    let push_oid =
+        pinned(pins, "pushOid")?.ok_or_else(|| OpError::Internal("no pushOid pinned".into()))?;
+    let remote = pinned(pins, "remoteOid")?;
+    let sent = match &remote {
+        Some(old) => Hide::Commit(old),
+        None => Hide::Remote(&f.remote),
     };
-    let (to_push, more) = commits(&git, &sent).await?;
-    let (lost, lost_more) = match &remote_oid {
-        Some(old) => commits(&git, &[old.clone(), format!("^{push}")]).await?,
+    let (to_push, more) = commits(&git, &push_oid, sent).await?;
+    let (lost, lost_more) = match &remote {
+        Some(old) => commits(&git, old, Hide::Commit(&push_oid)).await?,
         None => (Vec::new(), false),
     };
+    let push = push_oid.as_str().to_owned();
+    let remote_oid = remote.as_ref().map(|o| o.as_str().to_owned());
     let url = crate::git::remote::list(&git)
         .await?
         .into_iter()

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::RebaseFields;
 use crate::git::merge::{MergeQuery, Scratch};
+use crate::git::status::{IgnoreSubmodules, StatusQuery, Untracked};
 use crate::git::write::GitWrite;
 use crate::git::{Git, ObjectFormat, Oid, log};
 use crate::operation::{Ctx, OpError, Pins};
@@ -68,15 +69,13 @@ pub(super) async fn card(ctx: Ctx<'_>, f: &RebaseFields, pins: &Pins) -> Result<
         }
         base = merged.tree_oid()?.clone();
     }
-    let dirty = git
-        .cmd([
-            "status",
-            "--porcelain",
-            "--untracked-files=no",
-            "--ignore-submodules=none",
-        ])
-        .capture(4096)
-        .await?;
+    let tracked = StatusQuery {
+        untracked: Some(Untracked::No),
+        ignore_submodules: Some(IgnoreSubmodules::None),
+        ..StatusQuery::default()
+    }
+    .read(&git, 0)
+    .await?;
     Ok(json!({
         "branch": pins.0["branch"],
         "ontoRef": f.onto_ref,
@@ -86,7 +85,7 @@ pub(super) async fn card(ctx: Ctx<'_>, f: &RebaseFields, pins: &Pins) -> Result<
         "commitsTotal": picks.seen,
         "commitsTruncated": picks.seen > picks.commits.len() as u64,
         "firstConflict": first_conflict,
-        "worktreeClean": dirty.sink.bytes.is_empty(),
+        "worktreeClean": tracked.counts.entries == 0,
         "warning": "Rewrites history: the replayed commits get new ids. If the branch was \
                     pushed, its remote copy will have diverged.",
     }))
