@@ -7,7 +7,8 @@
 //! disarmed. The overrides travel as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
 //! `GIT_CONFIG_VALUE_n`, never as `-c key=value`: a driver name may contain `=`, and git
 //! splits `-c` at the first one. Git hands those variables on to the child gits it starts
-//! in submodules, so one set disarms the whole tree.
+//! in submodules, so one set disarms the whole tree. The same listing tells whether the
+//! repository's `core.fsmonitor` is git's builtin daemon rather than a hook program.
 //!
 //! Every file git read (includes followed), every include target named (present or not)
 //! and every git directory read (its mtime moves when its index is rewritten, which is
