@@ -7,7 +7,8 @@
 //! disarmed. The overrides travel as `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/
 //! `GIT_CONFIG_VALUE_n`, never as `-c key=value`: a driver name may contain `=`, and git
 //! splits `-c` at the first one. Git hands those variables on to the child gits it starts
-//! in submodules, so one set disarms the whole tree.
+//! in submodules, so one set disarms the whole tree. The same listing tells whether the
+//! repository's `core.fsmonitor` is git's builtin daemon rather than a hook program.
 //!
 //! Every file git read (includes followed), every include target named (present or not)
 //! and every git directory read (its mtime moves when its index is rewritten, which is
@@ -45,6 +46,9 @@ pub(crate) struct Found {
     pub merges: Vec<Vec<u8>>,
     /// Files whose change may change the answer.
     pub watched: Vec<PathBuf>,
+    /// The repository's own `core.fsmonitor` names git's builtin daemon (a boolean true),
+    /// not a hook program; the last value git read wins, as it does for git.
+    pub builtin_fsmonitor: bool,
     /// The user's home, where a `~/` include points.
     home: Option<PathBuf>,
 }
@@ -227,6 +231,9 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
         if scope == b"command" {
             continue;
         }
+        if with_merges && key == b"core.fsmonitor" {
+            found.builtin_fsmonitor = is_true(value);
+        }
         if let Some(rest) = key.strip_prefix(b"filter.") {
             let Some(dot) = rest.iter().rposition(|b| *b == b'.') else {
                 continue;
@@ -250,6 +257,16 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
     found.filters.dedup();
     found.merges.sort_unstable();
     found.merges.dedup();
+}
+
+/// A config value git reads as boolean true (a key without `=` is true). Anything else,
+/// a number spelled otherwise included, counts as not true: the safe side, since only
+/// true is ever passed on.
+fn is_true(value: Option<&[u8]>) -> bool {
+    value.is_none_or(|v| {
+        let v = v.to_ascii_lowercase();
+        matches!(v.as_slice(), b"true" | b"yes" | b"on" | b"1")
+    })
 }
 
 fn is_include(key: &[u8]) -> bool {
@@ -312,6 +329,36 @@ command\0command line:\0filter.cmd.clean\n\0",
         assert_eq!(
             f.overrides(&["evil".into()], &[], OsStr::new("")).len(),
             3 * 4 + 2
+        );
+    }
+
+    #[test]
+    fn only_a_boolean_true_fsmonitor_is_the_builtin_daemon() {
+        let cases: [(&[u8], bool); 7] = [
+            (b"global\0file:/h/.gitconfig\0core.fsmonitor\ntrue\0", true),
+            (b"local\0file:.git/config\0core.fsmonitor\0", true),
+            (b"local\0file:.git/config\0core.fsmonitor\nYes\0", true),
+            (
+                b"local\0file:.git/config\0core.fsmonitor\n.git/hooks/query-watchman\0",
+                false,
+            ),
+            (b"local\0file:.git/config\0core.fsmonitor\n\0", false),
+            // The last value read wins; the command line is never the user's choice.
+            (
+                b"global\0file:/h/.gitconfig\0core.fsmonitor\ntrue\0\
+local\0file:.git/config\0core.fsmonitor\nfalse\0",
+                false,
+            ),
+            (b"command\0command line:\0core.fsmonitor\ntrue\0", false),
+        ];
+        for (bytes, builtin) in cases {
+            assert_eq!(found(bytes).builtin_fsmonitor, builtin, "{bytes:?}");
+        }
+        let mut sub = Found::default();
+        parse(Path::new("/r"), cases[0].0, false, &mut sub);
+        assert!(
+            !sub.builtin_fsmonitor,
+            "a submodule's setting is not the repository's"
         );
     }
 

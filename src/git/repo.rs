@@ -43,6 +43,9 @@ pub struct Repo {
     /// Config overrides (key, value) that disarm filter drivers defined by the repository
     /// or its submodules and merge drivers defined by any config ([`super::drivers`]).
     pub(crate) disarm: Vec<(OsString, OsString)>,
+    /// The user turned on git's builtin fsmonitor daemon (`core.fsmonitor=true`) for this
+    /// repository; `git status` may ask it ([`super::status`]).
+    pub(crate) builtin_fsmonitor: bool,
     /// Further files whose change means the repository must be checked again (the
     /// alternates files read when checking the allowed roots).
     pub(crate) watched: Vec<PathBuf>,
@@ -304,6 +307,7 @@ async fn discover(
         bare,
         object_format,
         disarm,
+        builtin_fsmonitor: drivers.builtin_fsmonitor,
         watched: Vec::new(),
         _sealed: (),
     };

@@ -105,9 +105,29 @@ impl StatusQuery<'_> {
 
     /// Runs the query, feeding each record to `parser` as it arrives.
     pub async fn stream<P: RecordParser>(&self, git: &Git<'_>, parser: P) -> Result<P, GitError> {
-        let done = git.cmd(self.argv()).stream(Records::new(parser)).await?;
+        let done = git
+            .cmd(with_builtin_fsmonitor(
+                git.repo.builtin_fsmonitor,
+                self.argv(),
+            ))
+            .stream(Records::new(parser))
+            .await?;
         Ok(done.sink.finish(true)?)
     }
+}
+
+/// Reads turn `core.fsmonitor` off because its value may name a program. Where the user
+/// chose git's builtin daemon instead (the literal boolean, never a path), status asks
+/// it as the user's own `git status` would: the later `-c` wins. Nothing is written back
+/// (no optional locks), so the index keeps the token and untracked cache the user's git
+/// last stored. Git has no such daemon on Linux and then reads the working tree itself.
+fn with_builtin_fsmonitor(on: bool, argv: Vec<OsString>) -> Vec<OsString> {
+    if !on {
+        return argv;
+    }
+    let mut args: Vec<OsString> = vec!["-c".into(), "core.fsmonitor=true".into()];
+    args.extend(argv);
+    args
 }
 
 #[cfg(test)]
@@ -152,6 +172,22 @@ mod tests {
             }),
             "--literal-pathspecs status --porcelain=v2 -z --"
         );
+    }
+
+    #[test]
+    fn the_builtin_fsmonitor_goes_before_the_command_only_when_chosen() {
+        let argv = || StatusQuery::with_branch().argv();
+        let shown = |a: Vec<OsString>| {
+            a.iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            shown(with_builtin_fsmonitor(true, argv())),
+            "-c core.fsmonitor=true status --porcelain=v2 -z --branch"
+        );
+        assert_eq!(shown(with_builtin_fsmonitor(false, argv())), shown(argv()));
     }
 
     #[test]

@@ -77,5 +77,6 @@ mod semantic_engine;
 mod specs;
 mod specs_cli;
 mod specs_reach;
+mod status_caches;
 mod submodule;
 mod worktree;

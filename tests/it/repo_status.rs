@@ -115,3 +115,38 @@ fn allowed_roots_are_enforced_without_revealing_them() {
     let via_link = server.call("repo.status", json!({ "repoPath": link }));
     assert_eq!(via_link["error"]["code"], -32602);
 }
+
+/// 20,000 changed paths with long names: the default answer stays within 64 KiB, says it
+/// was cut, and every total stays true; the largest `maxEntries` is held to the same size.
+#[test]
+fn twenty_thousand_changes_fit_in_64_kib_with_true_totals() {
+    let fx = Fixture::new();
+    let repo = fx.init("repo", &[]);
+    let dir = "some/rather/deep/directory/holding/generated/files";
+    let name = |i: usize, ext: &str| format!("{dir}/generated-file-number-{i:05}.{ext}");
+    for i in 0..10_000 {
+        fx.write(&repo, &name(i, "txt"), "x");
+    }
+    fx.git(&repo, &["add", "-A"]);
+    fx.git(&repo, &["commit", "-q", "-m", "generate"]);
+    for i in 0..10_000 {
+        fx.write(&repo, &name(i, "txt"), "changed");
+        fx.write(&repo, &name(i, "new"), "untracked");
+    }
+    let mut server = fx.server(&[], &[]);
+    for args in [
+        json!({ "repoPath": repo }),
+        json!({ "repoPath": repo, "maxEntries": 5000 }),
+    ] {
+        let out = server.call("repo.status", args.clone());
+        let size = serde_json::to_string(&out).unwrap().len();
+        assert!(size <= 64 * 1024, "{args}: {size} bytes");
+        let d = &out["data"];
+        assert_eq!(d["changedFiles"], 20_000, "{args}");
+        assert_eq!(d["counts"]["unstaged"], 10_000, "{args}");
+        assert_eq!(d["counts"]["untracked"], 10_000, "{args}");
+        assert_eq!(d["entriesTruncated"], true, "{args}");
+        let listed = d["entries"].as_array().unwrap().len();
+        assert!(listed >= 300, "{args}: only {listed} entries listed");
+    }
+}

@@ -29,6 +29,9 @@ use crate::tools::{Annotations, CallCtx, Local, Tool};
 /// `repo.brief`: branch, operation, working tree, conventions and next steps in one call.
 pub struct Brief;
 
+/// The token budget when the caller names none.
+const DEFAULT_MAX_TOKENS: u64 = 1500;
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BriefInput {
@@ -42,7 +45,7 @@ pub struct BriefInput {
     pub recent_commits: Bounded<1, 20, 10>,
     /// Token budget for the whole result (about 4 characters per token).
     #[serde(default)]
-    pub max_tokens: Bounded<200, 8000, 1500>,
+    pub max_tokens: Bounded<200, 8000, DEFAULT_MAX_TOKENS>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -233,6 +236,8 @@ pub struct Conventions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch_source: Option<&'static str>,
     pub commit_messages: CommitStyle,
+    /// Omitted when there is no local branch besides the default one.
+    #[serde(skip_serializing_if = "BranchNaming::is_empty")]
     pub branch_names: BranchNaming,
     /// Which CODEOWNERS file applies (the first of the three standard locations).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,8 +262,9 @@ pub struct Conventions {
 pub struct CommitStyle {
     /// Non-merge subjects examined (at most 50).
     pub sampled: u64,
-    /// Share of them written as Conventional Commits (`type(scope)!: subject`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Share of them written as Conventional Commits (`type(scope)!: subject`);
+    /// omitted when none is.
+    #[serde(skip_serializing_if = "is_none_or_zero")]
     pub conventional_commit_ratio: Option<f64>,
     /// `conventional`, `mixed` or `free-form`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -266,6 +272,7 @@ pub struct CommitStyle {
     /// Most used Conventional Commit types.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub types: Vec<Counted>,
+    /// Up to two recent subjects, leaving out those `recentCommits` already shows.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
@@ -304,6 +311,8 @@ pub struct Hooks {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Budget {
+    /// The budget asked for; omitted when it is the default (1500).
+    #[serde(skip_serializing_if = "is_default_budget")]
     pub max_tokens: u64,
     /// Size of this whole result in tokens (characters / 4).
     pub approx_tokens: u64,
@@ -316,6 +325,20 @@ impl Hooks {
     fn is_empty(&self) -> bool {
         self.hooks_path.is_none() && self.names.is_empty() && self.count == 0
     }
+}
+
+impl BranchNaming {
+    fn is_empty(&self) -> bool {
+        self.sampled == 0 && self.prefixes.is_empty() && self.examples.is_empty()
+    }
+}
+
+fn is_none_or_zero(ratio: &Option<f64>) -> bool {
+    ratio.is_none_or(|r| r == 0.0)
+}
+
+fn is_default_budget(max_tokens: &u64) -> bool {
+    *max_tokens == DEFAULT_MAX_TOKENS
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -347,7 +370,6 @@ impl Tool for Brief {
     }
 }
 
-/// What the concurrent git calls and disk reads found, before budgeting.
 /// What the concurrent git calls and disk reads found, before budgeting.
 async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, ToolError> {
     let worktree = repo.worktree.as_deref();
@@ -398,6 +420,12 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
             time: c.author_time,
         })
         .collect();
+    let mut conventions = conventions::build(sources, &commits, repo);
+    // An example already listed among the recent commits would only repeat it.
+    conventions
+        .commit_messages
+        .examples
+        .retain(|e| !recent_commits.iter().any(|c| c.subject == *e));
     let mut data = BriefData {
         bare: repo.bare,
         linked_worktree: repo.git_dir != repo.common_dir,
@@ -419,7 +447,7 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
         .then_some(submodules),
         recent_commits_truncated: commits.len() > recent_commits.len(),
         recent_commits,
-        conventions: Some(conventions::build(sources, &commits, repo)),
+        conventions: Some(conventions),
         hints: Vec::new(),
         budget: Budget {
             max_tokens: 0,

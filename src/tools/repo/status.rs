@@ -12,8 +12,9 @@ use crate::parse::status_v2::{self, Kind};
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
 
-/// Serialized entries stop being kept past this many bytes, so a default result stays
-/// under 64 KiB even when paths are long.
+/// Entries stop being kept once their JSON would pass this many bytes, so a result stays
+/// within 64 KiB however long the paths are (the rest of it, names included, stays under
+/// 8 KiB).
 const ENTRY_BYTES_BUDGET: usize = 56 * 1024;
 
 /// `repo.status`: branch, upstream, and the changed paths of the working tree.
@@ -153,13 +154,15 @@ fn status_data(status: status_v2::Status, max: usize) -> StatusData {
     let mut budget = ENTRY_BYTES_BUDGET;
     let mut entries = Vec::with_capacity(status.entries.len());
     for entry in status.entries {
-        let cost = 96 + entry.path.len() * 2 + entry.orig_path.as_ref().map_or(0, |p| p.len() * 2);
+        let entry = StatusEntry::from(entry);
+        // The exact size, escapes and base64 of odd names included, plus its comma.
+        let cost = json_len(&entry).saturating_add(1);
         if cost > budget {
             truncated = true;
             break;
         }
         budget -= cost;
-        entries.push(StatusEntry::from(entry));
+        entries.push(entry);
     }
     let b = status.branch;
     let c = status.counts;
@@ -188,5 +191,24 @@ fn status_data(status: status_v2::Status, max: usize) -> StatusData {
         entries,
         entries_truncated: truncated,
         max_entries: max as u64,
+    }
+}
+
+/// The length of `value` as compact JSON, counted without building the text.
+fn json_len<T: Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
     }
 }
