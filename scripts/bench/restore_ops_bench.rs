@@ -338,7 +338,7 @@ async fn round(b: &Bench, kind: &str, n: usize) -> (Duration, Duration, Duration
 /// The modified tracked files and their bytes, so a clean worktree can be made and the
 /// changes put back.
 fn dirty_files(repo: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    git(repo, &["diff", "--name-only", "-z"])
+    git(repo, &["diff", "--name-only", "-z", "--ignore-submodules"])
         .split('\0')
         .filter(|p| !p.is_empty())
         .map(|p| {
