@@ -10,12 +10,13 @@
 #![allow(clippy::print_stdout)]
 #![allow(clippy::disallowed_methods)]
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gitward::config::Config;
-use gitward::gateway::server::restore::{self, Caps, Retention};
+use gitward::gateway::server::restore::{self, Caps, Capture, Retention, Steps};
 use gitward::gateway::server::store::{Settings, Store};
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
@@ -78,22 +79,27 @@ async fn main() {
     .await
     .unwrap();
     let (mut git, mut ours) = (Vec::new(), Vec::new());
+    let mut by_step: BTreeMap<&'static str, (Vec<Duration>, Vec<Duration>)> = BTreeMap::new();
+    let what = Capture {
+        refs: &refs,
+        preview_id: None,
+        operation_type: None,
+        caps: &caps,
+    };
     for round in 0..rounds {
         let take = async {
+            let steps = Steps::default();
             let start = Instant::now();
-            restore::take(
-                &mut store,
-                &repo,
-                &cancel,
-                &refs,
-                None,
-                None,
-                &caps,
-                Timestamp::now(),
-            )
-            .await
-            .unwrap();
-            start.elapsed()
+            restore::take_timed(&mut store, &repo, &cancel, &what, Timestamp::now(), &steps)
+                .await
+                .unwrap();
+            let took = start.elapsed();
+            for step in steps.list() {
+                let slot = by_step.entry(step.name).or_default();
+                slot.0.push(step.end - step.start);
+                slot.1.push(step.end);
+            }
+            took
         };
         if round % 2 == 0 {
             git.push(status(&repo_path));
@@ -110,6 +116,14 @@ async fn main() {
         g.as_secs_f64() * 1e3,
         o.as_secs_f64() / g.as_secs_f64()
     );
+    println!("  steps (median own time, median end after the start):");
+    for (name, (own, end)) in by_step {
+        println!(
+            "    {name:<16} {:6.1} ms  ends at {:6.1} ms",
+            median(own).as_secs_f64() * 1e3,
+            median(end).as_secs_f64() * 1e3
+        );
+    }
 
     // Restore of a worktree in which `changed` files were rewritten.
     let point = restore::take(

@@ -1,7 +1,7 @@
 //! Index entries with their stages (`git ls-files -z`), parsed by
 //! `crate::parse::ls_files_unmerged`.
 
-use super::{Git, GitError};
+use super::{Git, GitError, Oid};
 use crate::parse::Records;
 use crate::parse::ls_files_unmerged::{GITLINK, Stages};
 
@@ -53,20 +53,37 @@ pub struct WorktreeChange {
     pub path: Vec<u8>,
     /// Not in the index (and not ignored).
     pub untracked: bool,
+    /// The path's stage-0 index entry (mode, object) when it has one: a file whose bytes
+    /// hash to it with the same mode has not changed, only its stat data.
+    pub entry: Option<(u32, Oid)>,
 }
 
 /// The most output [`worktree_changes`] reads; a worktree with more is refused.
 const MAX_LISTING: usize = super::DEFAULT_CAP * 4;
 
-/// The paths whose worktree side differs from the index, each once, never reading HEAD:
-/// changed or deleted (`-m -d`; git reads a file's bytes only when its stat data no longer
-/// vouch for it, and leaves it out when they match) and every path in a conflict (`-u`),
-/// beside every untracked non-ignored file (`-o --exclude-standard`, each file listed).
-/// The two walks are independent and run side by side. `None` when a listing is larger
-/// than gitward reads.
-pub async fn worktree_changes(git: &Git<'_>) -> Result<Option<Vec<WorktreeChange>>, GitError> {
+/// The paths whose worktree side may differ from the index, each once, never reading
+/// HEAD: every tracked path `diff-files` reports (changed, deleted, in a conflict, or only
+/// stat-dirty — git checks the entries' stat data on several threads and reads a file's
+/// bytes only for a racily clean entry, so a caller compares the bytes of the others with
+/// [`WorktreeChange::entry`]), beside every untracked non-ignored file (`ls-files -o
+/// --exclude-standard`, each file listed). The two walks are independent and run side by
+/// side. A submodule counts as changed when its checked-out commit differs, without
+/// looking inside it. When more than `max` tracked paths are stat-dirty (an index not
+/// refreshed since the files were touched), they are listed again by content (`ls-files
+/// -m -d -u`, one thread), so only the paths whose bytes changed count against `max`.
+/// `None` when a listing is larger than gitward reads.
+pub async fn worktree_changes(
+    git: &Git<'_>,
+    max: usize,
+) -> Result<Option<Vec<WorktreeChange>>, GitError> {
     let tracked = git
-        .cmd(["ls-files", "-z", "-t", "-m", "-d", "-u"])
+        .cmd([
+            "diff-files",
+            "-z",
+            "--raw",
+            "--no-renames",
+            "--ignore-submodules=dirty",
+        ])
         .capture(MAX_LISTING);
     let untracked = git
         .cmd(["ls-files", "-z", "-o", "--exclude-standard"])
@@ -79,7 +96,21 @@ pub async fn worktree_changes(git: &Git<'_>) -> Result<Option<Vec<WorktreeChange
     {
         return Ok(None);
     }
-    let mut out = parse_tracked(&tracked.sink.bytes);
+    let Some(mut out) = parse_raw(&tracked.sink.bytes) else {
+        return Err(GitError::internal(
+            "diff-files printed an unexpected record",
+        ));
+    };
+    if out.len() > max {
+        let by_content = git
+            .cmd(["ls-files", "-z", "-t", "-m", "-d", "-u"])
+            .capture(MAX_LISTING)
+            .await?;
+        if by_content.stopped_early || by_content.sink.truncated {
+            return Ok(None);
+        }
+        out = parse_tracked(&by_content.sink.bytes);
+    }
     out.extend(
         untracked
             .sink
@@ -89,14 +120,44 @@ pub async fn worktree_changes(git: &Git<'_>) -> Result<Option<Vec<WorktreeChange
             .map(|p| WorktreeChange {
                 path: p.to_vec(),
                 untracked: true,
+                entry: None,
             }),
     );
     Ok(Some(out))
 }
 
-/// `-t` records of index entries: a tag, a space, `mode object stage<TAB>` (`-u` turns on
-/// the stage format), the path. A path in a conflict or both changed and deleted comes
-/// more than once and is kept once.
+/// `--raw -z` records of `diff-files`: `:srcmode dstmode srcoid dstoid status`, a NUL, the
+/// path, a NUL. The source side is the index entry (all zeros for a path in a conflict or
+/// added with intent). A path listed more than once is kept once.
+fn parse_raw(bytes: &[u8]) -> Option<Vec<WorktreeChange>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut fields = bytes.split(|b| *b == 0);
+    while let Some(head) = fields.next() {
+        if head.is_empty() {
+            continue;
+        }
+        let path = fields.next().filter(|p| !p.is_empty())?;
+        let head = std::str::from_utf8(head.strip_prefix(b":")?).ok()?;
+        let mut parts = head.split(' ');
+        let mode = u32::from_str_radix(parts.next()?, 8).ok()?;
+        let _ = parts.next()?;
+        let oid = Oid::parse(parts.next()?)?;
+        let entry = (mode != 0 && oid.as_str().bytes().any(|b| b != b'0')).then_some((mode, oid));
+        if seen.insert(path) {
+            out.push(WorktreeChange {
+                path: path.to_vec(),
+                untracked: false,
+                entry,
+            });
+        }
+    }
+    Some(out)
+}
+
+/// `ls-files -t` records of index entries: a tag, a space, `mode object stage<TAB>` (`-u`
+/// turns on the stage format), the path. A path in a conflict or both changed and deleted
+/// comes more than once and is kept once. Its entry is left unknown: the path is stored.
 fn parse_tracked(bytes: &[u8]) -> Vec<WorktreeChange> {
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
@@ -110,6 +171,7 @@ fn parse_tracked(bytes: &[u8]) -> Vec<WorktreeChange> {
             out.push(WorktreeChange {
                 path: path.to_vec(),
                 untracked: false,
+                entry: None,
             });
         }
     }
@@ -119,6 +181,33 @@ fn parse_tracked(bytes: &[u8]) -> Vec<WorktreeChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_records_parse_once_per_path_with_their_index_entry() {
+        let (a, z) = ("a".repeat(40), "0".repeat(40));
+        let raw = format!(
+            ":100644 100644 {a} {z} M\0a.txt\0:100755 000000 {a} {z} D\0gone\0\
+             :000000 000000 {z} {z} U\0both\tx\0:000000 000000 {z} {z} U\0both\tx\0"
+        );
+        let got = parse_raw(raw.as_bytes()).unwrap();
+        let listed: Vec<(String, Option<u32>)> = got
+            .iter()
+            .map(|c| {
+                let path = String::from_utf8_lossy(&c.path).into_owned();
+                (path, c.entry.as_ref().map(|(m, _)| *m))
+            })
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("a.txt".to_owned(), Some(0o100644)),
+                ("gone".to_owned(), Some(0o100755)),
+                ("both\tx".to_owned(), None)
+            ]
+        );
+        assert_eq!(got[0].entry.as_ref().unwrap().1.as_str(), a);
+        assert!(parse_raw(b"garbage\0").is_none());
+    }
 
     #[test]
     fn listing_records_parse_once_per_path() {

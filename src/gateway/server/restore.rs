@@ -25,6 +25,9 @@
 mod apply;
 mod capture;
 mod files;
+mod steps;
+
+pub use steps::{Step, Steps};
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -150,6 +153,40 @@ pub async fn take(
     caps: &Caps,
     now: Timestamp,
 ) -> Result<RestorePoint, RestoreError> {
+    let steps = Steps::default();
+    let what = Capture {
+        refs,
+        preview_id,
+        operation_type,
+        caps,
+    };
+    take_timed(store, repo, cancel, &what, now, &steps).await
+}
+
+/// What [`take_timed`] captures: the refs the write may move, the proposal it is for, and
+/// the caps.
+pub struct Capture<'a> {
+    pub refs: &'a [String],
+    pub preview_id: Option<&'a str>,
+    pub operation_type: Option<&'a str>,
+    pub caps: &'a Caps,
+}
+
+/// [`take`], recording when each step ran in `steps`.
+pub async fn take_timed(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    what: &Capture<'_>,
+    now: Timestamp,
+    steps: &Steps,
+) -> Result<RestorePoint, RestoreError> {
+    let Capture {
+        refs,
+        preview_id,
+        operation_type,
+        caps,
+    } = *what;
     let git = Git::new(repo, cancel);
     let id = new_id(now);
     // The reads are independent: refs, state files, the index as it is, and the
@@ -161,19 +198,19 @@ pub async fn take(
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
         // The index copy is made beside the worktree scan, not before it.
         let stored = async {
-            let copy = IndexCopy::new(repo).await?;
-            let ix = capture::index(&git, repo, &copy).await?;
+            let copy = steps.time("index copy", IndexCopy::new(repo)).await?;
+            let ix = capture::index(&git, repo, &copy, steps).await?;
             Ok::<_, OpError>((copy, ix))
         };
         let (refs, state, stored, staged) = tokio::join!(
-            capture::refs(&git, refs),
-            capture::state(&git, &repo.git_dir),
+            steps.time("refs", capture::refs(&git, refs)),
+            steps.time("state files", capture::state(&git, &repo.git_dir)),
             stored,
-            capture::changes(&git, repo, top, caps),
+            capture::changes(&git, repo, top, caps, steps),
         );
         let staged = staged?;
         let (copy, ix) = stored?;
-        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str()).await?;
+        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str(), steps).await?;
         index = ix;
         skipped = staged.skipped;
         (refs?, state?)
@@ -192,7 +229,9 @@ pub async fn take(
         "state": state,
         "indexMtimeNs": index_mtime,
     });
-    capture::pin_objects(&git, &id, &captured).await?;
+    steps
+        .time("pin refs", capture::pin_objects(&git, &id, &captured))
+        .await?;
     let point = RestorePoint {
         id,
         repo_path: repo.display(),
@@ -202,7 +241,9 @@ pub async fn take(
         captured,
         skipped: Value::Array(skipped),
     };
-    store.insert_restore_point(&point)?;
+    steps
+        .time("record", async { store.insert_restore_point(&point) })
+        .await?;
     Ok(point)
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
-use super::{Caps, ref_base};
+use super::{Caps, Steps, ref_base};
 use crate::git::index_copy::IndexCopy;
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, ObjectFormat, Oid, Repo};
@@ -104,71 +104,113 @@ pub async fn changes(
     repo: &Repo,
     top: &Path,
     caps: &Caps,
+    steps: &Steps,
 ) -> Result<Staged, OpError> {
-    let candidates = candidates(git).await?;
+    let candidates = steps.time("list changes", candidates(git)).await?;
     let (top_owned, caps_owned) = (top.to_owned(), caps.clone());
-    let disk = crate::safe_file::off_thread(git.cancel(), move || {
-        candidates
-            .into_iter()
-            .map(|(p, untracked)| {
-                let d = on_disk(&top_owned, &p, &caps_owned);
-                (p, untracked, d)
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|e| OpError::Internal(e.to_string()))?;
+    let disk = steps
+        .time(
+            "stat changes",
+            crate::safe_file::off_thread(git.cancel(), move || {
+                candidates
+                    .into_iter()
+                    .map(|c| {
+                        let d = on_disk(&top_owned, &c.path, &caps_owned);
+                        (c, d)
+                    })
+                    .collect::<Vec<_>>()
+            }),
+        )
+        .await
+        .map_err(|e| OpError::Internal(e.to_string()))?;
     let zero = zero(repo.object_format);
-    let mut skipped = Vec::new();
-    let mut info: Vec<u8> = Vec::new();
-    let mut files: Vec<(String, bool)> = Vec::new();
-    let mut links: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut staged = Staged {
+        info: Vec::new(),
+        stored: 0,
+        skipped: Vec::new(),
+    };
     let remove = |info: &mut Vec<u8>, p: &str| {
         info.extend_from_slice(format!("0 {zero}\t{p}\0").as_bytes());
     };
-    for (path, untracked, d) in disk {
+    // Files and links to hash, each with its mode on disk, in listing order.
+    let mut contents: Vec<(Candidate, u32, Option<Vec<u8>>)> = Vec::new();
+    for (c, d) in disk {
         match d {
-            OnDisk::Missing => remove(&mut info, &path),
-            OnDisk::Dir if untracked => {
-                skipped.push(json!({"path": path, "reason": "nested repository"}))
-            }
+            OnDisk::Missing => remove(&mut staged.info, &c.path),
+            OnDisk::Dir if c.untracked => staged
+                .skipped
+                .push(json!({"path": c.path, "reason": "nested repository"})),
             OnDisk::Dir => {}
             OnDisk::Skipped(reason) => {
-                remove(&mut info, &path);
-                skipped.push(json!({"path": path, "reason": reason}));
+                remove(&mut staged.info, &c.path);
+                staged
+                    .skipped
+                    .push(json!({"path": c.path, "reason": reason}));
             }
-            OnDisk::Link(target) => links.push((path, target)),
-            OnDisk::File { .. } if files.len() + links.len() >= caps.max_files => {
-                remove(&mut info, &path);
-                skipped.push(json!({"path": path, "reason": format!("over the {} file cap", caps.max_files)}));
+            OnDisk::Link(target) => contents.push((c, MODE_LINK, Some(target))),
+            OnDisk::File { exec } => {
+                contents.push((c, if exec { MODE_EXEC } else { MODE_FILE }, None));
             }
-            OnDisk::File { exec } => files.push((path, exec)),
         }
     }
-    let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-    let oids = objects::store_files(git, &names).await?;
-    for ((path, exec), oid) in files.iter().zip(oids) {
-        let mode = if *exec { MODE_EXEC } else { MODE_FILE };
-        remove(&mut info, path);
-        info.extend_from_slice(format!("{mode:o} {oid}\t{path}\0").as_bytes());
+    let oids = steps.time("store files", store(git, &contents)).await?;
+    for ((c, mode, _), oid) in contents.iter().zip(oids) {
+        // Listed for its stat data only: the index entry already holds these bytes.
+        if c.entry.as_ref() == Some(&(*mode, oid.clone())) {
+            continue;
+        }
+        remove(&mut staged.info, &c.path);
+        if *mode != MODE_LINK && staged.stored >= caps.max_files {
+            let reason = format!("over the {} file cap", caps.max_files);
+            staged
+                .skipped
+                .push(json!({"path": c.path, "reason": reason}));
+            continue;
+        }
+        staged.stored += 1;
+        let line = format!("{mode:o} {oid}\t{}\0", c.path);
+        staged.info.extend_from_slice(line.as_bytes());
     }
-    for (path, target) in &links {
-        let oid = objects::store_bytes(git, target.clone()).await?;
-        remove(&mut info, path);
-        info.extend_from_slice(format!("{MODE_LINK:o} {oid}\t{path}\0").as_bytes());
-    }
-    Ok(Staged {
-        info,
-        stored: files.len() + links.len(),
-        skipped,
-    })
+    Ok(staged)
 }
 
-/// The paths to store, each with whether it is untracked: what differs between the
-/// worktree and the index. Only that side matters (the index is kept whole), so one
-/// `ls-files` serves instead of a `status`, which would also compare HEAD with the index.
-async fn candidates(git: &Git<'_>) -> Result<Vec<(String, bool)>, OpError> {
-    let listed = crate::git::ls_files::worktree_changes(git)
+/// Stores each file's bytes (one process for all) and each link's target, in order.
+async fn store(
+    git: &Git<'_>,
+    contents: &[(Candidate, u32, Option<Vec<u8>>)],
+) -> Result<Vec<Oid>, OpError> {
+    let names: Vec<&str> = contents
+        .iter()
+        .filter(|(_, _, link)| link.is_none())
+        .map(|(c, _, _)| c.path.as_str())
+        .collect();
+    let mut files = objects::store_files(git, &names).await?.into_iter();
+    let mut out = Vec::with_capacity(contents.len());
+    for (_, _, link) in contents {
+        let oid = match link {
+            Some(target) => objects::store_bytes(git, target.clone()).await?,
+            None => files
+                .next()
+                .ok_or_else(|| OpError::Internal("a stored file has no object".into()))?,
+        };
+        out.push(oid);
+    }
+    Ok(out)
+}
+
+/// A path that may differ between the worktree and the index.
+struct Candidate {
+    path: String,
+    untracked: bool,
+    /// Its index entry (mode, object), when it has one.
+    entry: Option<(u32, Oid)>,
+}
+
+/// The paths to store: what may differ between the worktree and the index. Only that side
+/// matters (the index is kept whole), so `diff-files` serves instead of a `status`, which
+/// would also compare HEAD with the index.
+async fn candidates(git: &Git<'_>) -> Result<Vec<Candidate>, OpError> {
+    let listed = crate::git::ls_files::worktree_changes(git, pins::MAX_CHANGES)
         .await?
         .filter(|l| l.len() <= pins::MAX_CHANGES)
         .ok_or_else(|| {
@@ -179,7 +221,11 @@ async fn candidates(git: &Git<'_>) -> Result<Vec<(String, bool)>, OpError> {
         })?;
     Ok(listed
         .into_iter()
-        .map(|c| (String::from_utf8_lossy(&c.path).into_owned(), c.untracked))
+        .map(|c| Candidate {
+            path: String::from_utf8_lossy(&c.path).into_owned(),
+            untracked: c.untracked,
+            entry: c.entry,
+        })
         .collect())
 }
 
@@ -197,6 +243,7 @@ pub async fn build(
     id: &str,
     staged: &Staged,
     index_tree: Option<&str>,
+    steps: &Steps,
 ) -> Result<Value, OpError> {
     // A worktree that matches the index has the index's tree: no second write.
     let unchanged = index_tree
@@ -205,14 +252,25 @@ pub async fn build(
     let tree = match unchanged {
         Some(tree) => tree,
         None => {
-            on_copy::enter(git, copy, staged.info.clone()).await?;
-            on_copy::write_tree(git, copy)
+            steps
+                .time(
+                    "enter changes",
+                    on_copy::enter(git, copy, staged.info.clone()),
+                )
+                .await?;
+            steps
+                .time("worktree tree", on_copy::write_tree(git, copy))
                 .await?
                 .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?
         }
     };
     let message = format!("gitward restore point {id}: worktree");
-    let commit = objects::commit_tree(git, &tree, &message).await?;
+    let commit = steps
+        .time(
+            "worktree commit",
+            objects::commit_tree(git, &tree, &message),
+        )
+        .await?;
     Ok(json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored}))
 }
 
@@ -229,13 +287,25 @@ pub fn index_mtime(repo: &Repo) -> Option<u64> {
     u64::try_from(since.as_nanos()).ok()
 }
 
-pub async fn index(git: &Git<'_>, repo: &Repo, copy: &IndexCopy) -> Result<Value, OpError> {
+pub async fn index(
+    git: &Git<'_>,
+    repo: &Repo,
+    copy: &IndexCopy,
+    steps: &Steps,
+) -> Result<Value, OpError> {
     if std::fs::symlink_metadata(repo.git_dir.join("index")).is_err() {
         return Ok(json!({"blob": null, "tree": null}));
     }
     // In this order: `write-tree` rewrites the copy with its cached trees.
-    let blob = objects::store_file(git, copy.path().as_os_str()).await?;
-    let tree = on_copy::write_tree(git, copy).await?;
+    let blob = steps
+        .time(
+            "index blob",
+            objects::store_file(git, copy.path().as_os_str()),
+        )
+        .await?;
+    let tree = steps
+        .time("index tree", on_copy::write_tree(git, copy))
+        .await?;
     Ok(json!({"blob": blob.as_str(), "tree": tree.as_ref().map(Oid::as_str)}))
 }
 
