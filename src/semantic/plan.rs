@@ -21,6 +21,8 @@ use super::{CALL_BUDGET, PARSE_BUDGET};
 enum From {
     Absent,
     Cached(Entry),
+    /// Blob contents git's patch held whole, checked against the blob id.
+    Text(Vec<u8>, String),
     Blob(String),
     Worktree,
 }
@@ -38,8 +40,8 @@ impl Plan {
     pub fn new(files: Vec<FileDiff>) -> Plan {
         let steps = files
             .into_iter()
-            .map(|f| {
-                let step = step(&f);
+            .map(|mut f| {
+                let step = step(&mut f);
                 (f, step)
             })
             .collect();
@@ -66,11 +68,16 @@ impl Plan {
     /// Parses and answers every file; the flag says the deadline cut the work short.
     pub fn finish(
         self,
-        mut fetched: HashMap<String, Side>,
+        fetched: HashMap<String, Side>,
         worktree: Option<PathBuf>,
         deadline: Instant,
     ) -> (Vec<FileAnswer>, bool) {
         let mut spent = false;
+        let mut sources = Sources {
+            fetched,
+            worktree,
+            deadline,
+        };
         let mut out = Vec::with_capacity(self.steps.len());
         for (diff, step) in self.steps {
             let path = String::from_utf8_lossy(&diff.path).into_owned();
@@ -85,27 +92,7 @@ impl Plan {
                         CALL_BUDGET.as_secs()
                     ))
                 }
-                Step::Analyze { lang, old, new } => {
-                    let mut side = |from, name| {
-                        resolve(
-                            from,
-                            lang,
-                            name,
-                            &diff,
-                            &mut fetched,
-                            worktree.as_deref(),
-                            deadline,
-                        )
-                    };
-                    side(old, "old").and_then(|old| {
-                        let new = side(new, "new")?;
-                        let sides = Sides {
-                            old: tree(old.as_ref()),
-                            new: tree(new.as_ref()),
-                        };
-                        file::analyze(lang, &diff, &sides)
-                    })
-                }
+                Step::Analyze { lang, old, new } => sources.analyze(lang, &diff, old, new),
             };
             out.push(match result {
                 Ok(mut answer) => {
@@ -120,11 +107,89 @@ impl Plan {
     }
 }
 
+/// What the sides of one call are read from.
+struct Sources {
+    fetched: HashMap<String, Side>,
+    worktree: Option<PathBuf>,
+    deadline: Instant,
+}
+
+impl Sources {
+    /// One file's answer; the new side is parsed from the old side's tree.
+    fn analyze(
+        &mut self,
+        lang: Lang,
+        diff: &FileDiff,
+        old: From,
+        new: From,
+    ) -> Result<FileAnswer, String> {
+        let old = self.resolve(old, lang, "old", diff, None)?;
+        let new = self.resolve(new, lang, "new", diff, tree(old.as_ref()))?;
+        let sides = Sides {
+            old: tree(old.as_ref()),
+            new: tree(new.as_ref()),
+        };
+        file::analyze(lang, diff, &sides)
+    }
+
+    /// One side's parse, or the reason the file falls back.
+    fn resolve(
+        &mut self,
+        from: From,
+        lang: Lang,
+        side: &str,
+        diff: &FileDiff,
+        base: Option<&parse::Parsed>,
+    ) -> Result<Option<Entry>, String> {
+        let (bytes, oid) = match from {
+            From::Absent => return Ok(None),
+            From::Cached(entry) => return explain(entry, side).map(Some),
+            From::Text(bytes, oid) => (Some(Side::Bytes(bytes)), Some(oid)),
+            From::Blob(oid) => (self.fetched.remove(&oid), Some(oid)),
+            From::Worktree => match &self.worktree {
+                Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
+                None => (None, None),
+            },
+        };
+        let bytes = match bytes {
+            Some(Side::Bytes(bytes)) => bytes,
+            Some(Side::TooLarge(size)) => {
+                return Err(format!(
+                    "too-large: {size} bytes ({side} side), over the {}-byte limit",
+                    source::MAX_FILE_BYTES
+                ));
+            }
+            Some(Side::OverBudget) => {
+                return Err(format!(
+                    "memory-budget: the call's {} MiB of source was spent before the {side} side",
+                    source::CALL_BYTES / (1024 * 1024)
+                ));
+            }
+            Some(Side::Unreadable(why)) => return Err(format!("unreadable: {side} side: {why}")),
+            None => return Err(format!("unreadable: {side} side could not be read")),
+        };
+        if bytes.len() > source::MAX_FILE_BYTES {
+            return Err(format!(
+                "too-large: {} bytes ({side} side), over the {}-byte limit",
+                bytes.len(),
+                source::MAX_FILE_BYTES
+            ));
+        }
+        let budget = PARSE_BUDGET.min(self.deadline.saturating_duration_since(Instant::now()));
+        let base = base.map(|b| (b, diff.hunks.as_slice()));
+        let entry: Entry = Arc::new(parse::parse_from(lang, bytes, budget, base));
+        if let Some(oid) = oid {
+            cache::put(&oid, lang, &entry);
+        }
+        explain(entry, side).map(Some)
+    }
+}
+
 fn tree(entry: Option<&Entry>) -> Option<&parse::Parsed> {
     entry.and_then(|e| e.as_ref().as_ref().ok())
 }
 
-fn step(f: &FileDiff) -> Step {
+fn step(f: &mut FileDiff) -> Step {
     let regular = |mode: &str| matches!(mode, "100644" | "100755" | "000000");
     if f.status == b'U' {
         return Step::Fallback("unmerged: the path has unresolved conflicts".into());
@@ -153,63 +218,21 @@ fn step(f: &FileDiff) -> Step {
     if Lang::for_path(&f.old_path) != Some(lang) {
         return Step::Fallback("unsupported-language: the rename changes the language".into());
     }
-    let side = |oid: &Option<String>, mode: &str| match oid {
+    let side = |oid: &Option<String>, mode: &str, text: Option<Vec<u8>>| match oid {
         _ if mode == "000000" => From::Absent,
-        Some(oid) => match cache::get(oid, lang) {
-            Some(entry) => From::Cached(entry),
-            None => From::Blob(oid.clone()),
+        Some(oid) => match (cache::get(oid, lang), text) {
+            (Some(entry), _) => From::Cached(entry),
+            (None, Some(text)) if source::is_blob(oid, &text) => From::Text(text, oid.clone()),
+            (None, _) => From::Blob(oid.clone()),
         },
         None => From::Worktree,
     };
+    let (old_text, new_text) = (f.old_text.take(), f.new_text.take());
     Step::Analyze {
         lang,
-        old: side(&f.old_oid, &f.old_mode),
-        new: side(&f.new_oid, &f.new_mode),
+        old: side(&f.old_oid, &f.old_mode, old_text),
+        new: side(&f.new_oid, &f.new_mode, new_text),
     }
-}
-
-/// One side's parse, or the reason the file falls back.
-fn resolve(
-    from: From,
-    lang: Lang,
-    side: &str,
-    diff: &FileDiff,
-    fetched: &mut HashMap<String, Side>,
-    worktree: Option<&std::path::Path>,
-    deadline: Instant,
-) -> Result<Option<Entry>, String> {
-    let (bytes, oid) = match from {
-        From::Absent => return Ok(None),
-        From::Cached(entry) => return explain(entry, side).map(Some),
-        From::Blob(oid) => (fetched.remove(&oid), Some(oid)),
-        From::Worktree => match worktree {
-            Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
-            None => (None, None),
-        },
-    };
-    let bytes = match bytes {
-        Some(Side::Bytes(bytes)) => bytes,
-        Some(Side::TooLarge(size)) => {
-            return Err(format!(
-                "too-large: {size} bytes ({side} side), over the {}-byte limit",
-                source::MAX_FILE_BYTES
-            ));
-        }
-        Some(Side::OverBudget) => {
-            return Err(format!(
-                "memory-budget: the call's {} MiB of source was spent before the {side} side",
-                source::CALL_BYTES / (1024 * 1024)
-            ));
-        }
-        Some(Side::Unreadable(why)) => return Err(format!("unreadable: {side} side: {why}")),
-        None => return Err(format!("unreadable: {side} side could not be read")),
-    };
-    let budget = PARSE_BUDGET.min(deadline.saturating_duration_since(Instant::now()));
-    let entry: Entry = Arc::new(parse::parse(lang, bytes, budget));
-    if let Some(oid) = oid {
-        cache::put(&oid, lang, &entry);
-    }
-    explain(entry, side).map(Some)
 }
 
 /// A parse that failed becomes the file's fallback reason.
