@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::answer::FileAnswer;
@@ -24,6 +25,8 @@ enum From {
     /// Blob contents git's patch held whole, checked against the blob id.
     Text(Vec<u8>, String),
     Blob(String),
+    /// A blob as `cat-file` gave it.
+    Read(Option<Side>, String),
     Worktree,
 }
 
@@ -65,59 +68,160 @@ impl Plan {
         out
     }
 
-    /// Parses and answers every file; the flag says the deadline cut the work short.
+    /// Parses and answers every file, a few at a time; the flag says the deadline cut the
+    /// work short.
     pub fn finish(
         self,
-        fetched: HashMap<String, Side>,
+        mut fetched: HashMap<String, Side>,
         worktree: Option<PathBuf>,
         deadline: Instant,
     ) -> (Vec<FileAnswer>, bool) {
-        let mut spent = false;
-        let mut sources = Sources {
-            fetched,
+        let mut uses: HashMap<String, usize> = HashMap::new();
+        for (_, step) in &self.steps {
+            if let Step::Analyze { old, new, .. } = step {
+                for side in [old, new] {
+                    if let From::Blob(oid) = side {
+                        *uses.entry(oid.clone()).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let paths: Vec<(String, Option<String>)> =
+            self.steps.iter().map(|(d, _)| names(d)).collect();
+        let mut take = |from: From| match from {
+            From::Blob(oid) => From::Read(read(&mut fetched, &mut uses, &oid), oid),
+            other => other,
+        };
+        let jobs: Vec<Mutex<Option<(FileDiff, Step)>>> = self
+            .steps
+            .into_iter()
+            .map(|(diff, step)| {
+                let step = match step {
+                    Step::Analyze { lang, old, new } => Step::Analyze {
+                        lang,
+                        old: take(old),
+                        new: take(new),
+                    },
+                    other => other,
+                };
+                Mutex::new(Some((diff, step)))
+            })
+            .collect();
+        let sources = Sources {
             worktree,
             deadline,
+            spent: AtomicBool::new(false),
         };
-        let mut out = Vec::with_capacity(self.steps.len());
-        for (diff, step) in self.steps {
-            let path = String::from_utf8_lossy(&diff.path).into_owned();
-            let old_path = (diff.old_path != diff.path)
-                .then(|| String::from_utf8_lossy(&diff.old_path).into_owned());
-            let result = match step {
-                Step::Fallback(reason) => Err(reason),
-                Step::Analyze { .. } if Instant::now() >= deadline => {
-                    spent = true;
-                    Err(format!(
-                        "call-budget: the {} s budget of this call was spent before this file",
-                        CALL_BUDGET.as_secs()
-                    ))
+        let answers: Vec<Mutex<Option<FileAnswer>>> =
+            jobs.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(job), Some(slot)) = (jobs.get(i), answers.get(i)) else {
+                    break;
+                };
+                let Some((diff, step)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                    continue;
+                };
+                let answer = sources.answer(diff, step);
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(answer);
                 }
-                Step::Analyze { lang, old, new } => sources.analyze(lang, &diff, old, new),
-            };
-            out.push(match result {
-                Ok(mut answer) => {
-                    answer.path = path;
-                    answer.old_path = old_path;
-                    answer
+            }
+        };
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_WORKERS)
+            .min(jobs.len());
+        if workers > 1 {
+            std::thread::scope(|scope| {
+                for _ in 1..workers {
+                    scope.spawn(work);
                 }
-                Err(reason) => FileAnswer::fallback(path, old_path, reason),
+                work();
             });
+        } else {
+            work();
         }
-        (out, spent)
+        let out = answers
+            .into_iter()
+            .zip(paths)
+            .map(|(answer, (path, old_path))| {
+                answer.into_inner().ok().flatten().unwrap_or_else(|| {
+                    FileAnswer::fallback(path, old_path, "internal: no answer".into())
+                })
+            })
+            .collect();
+        (out, sources.spent.load(Ordering::Relaxed))
     }
 }
 
-/// What the sides of one call are read from.
+/// A file's path, and its old path when renamed or copied.
+fn names(diff: &FileDiff) -> (String, Option<String>) {
+    let path = String::from_utf8_lossy(&diff.path).into_owned();
+    let old_path =
+        (diff.old_path != diff.path).then(|| String::from_utf8_lossy(&diff.old_path).into_owned());
+    (path, old_path)
+}
+
+/// Files parsed at once at most.
+const MAX_WORKERS: usize = 4;
+
+/// A fetched blob for one of its `uses`: moved out for the last, copied before that.
+fn read(
+    fetched: &mut HashMap<String, Side>,
+    uses: &mut HashMap<String, usize>,
+    oid: &str,
+) -> Option<Side> {
+    let left = uses.get_mut(oid)?;
+    *left = left.saturating_sub(1);
+    if *left == 0 {
+        return fetched.remove(oid);
+    }
+    Some(match fetched.get(oid)? {
+        Side::Bytes(bytes) => Side::Bytes(bytes.clone()),
+        Side::TooLarge(size) => Side::TooLarge(*size),
+        Side::OverBudget => Side::OverBudget,
+        Side::Unreadable(why) => Side::Unreadable(why.clone()),
+    })
+}
+
+/// What every file of one call shares.
 struct Sources {
-    fetched: HashMap<String, Side>,
     worktree: Option<PathBuf>,
     deadline: Instant,
+    /// Whether the deadline left a file unanswered.
+    spent: AtomicBool,
 }
 
 impl Sources {
+    fn answer(&self, diff: FileDiff, step: Step) -> FileAnswer {
+        let (path, old_path) = names(&diff);
+        let result = match step {
+            Step::Fallback(reason) => Err(reason),
+            Step::Analyze { .. } if Instant::now() >= self.deadline => {
+                self.spent.store(true, Ordering::Relaxed);
+                Err(format!(
+                    "call-budget: the {} s budget of this call was spent before this file",
+                    CALL_BUDGET.as_secs()
+                ))
+            }
+            Step::Analyze { lang, old, new } => self.analyze(lang, &diff, old, new),
+        };
+        match result {
+            Ok(mut answer) => {
+                answer.path = path;
+                answer.old_path = old_path;
+                answer
+            }
+            Err(reason) => FileAnswer::fallback(path, old_path, reason),
+        }
+    }
+
     /// One file's answer; the new side is parsed from the old side's tree.
     fn analyze(
-        &mut self,
+        &self,
         lang: Lang,
         diff: &FileDiff,
         old: From,
@@ -134,7 +238,7 @@ impl Sources {
 
     /// One side's parse, or the reason the file falls back.
     fn resolve(
-        &mut self,
+        &self,
         from: From,
         lang: Lang,
         side: &str,
@@ -145,7 +249,8 @@ impl Sources {
             From::Absent => return Ok(None),
             From::Cached(entry) => return explain(entry, side).map(Some),
             From::Text(bytes, oid) => (Some(Side::Bytes(bytes)), Some(oid)),
-            From::Blob(oid) => (self.fetched.remove(&oid), Some(oid)),
+            From::Read(bytes, oid) => (bytes, Some(oid)),
+            From::Blob(oid) => (None, Some(oid)),
             From::Worktree => match &self.worktree {
                 Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
                 None => (None, None),
