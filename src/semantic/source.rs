@@ -110,4 +110,39 @@ mod tests {
         ));
         assert!(!is_blob("45b983be", b"hi\n"));
     }
+
+    #[tokio::test]
+    async fn a_blob_git_cannot_read_is_gits_failure_not_a_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        #[allow(clippy::disallowed_methods)]
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(init.success());
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let config = crate::config::Config {
+            allowed_roots: vec![root.clone()],
+            ..crate::config::Config::default()
+        };
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let repo = crate::git::repo::open(&config, "repo", root.to_str().unwrap(), &cancel)
+            .await
+            .unwrap();
+        let git = Git::new(&repo, &cancel);
+        let absent = "1".repeat(40);
+        let err = blobs(&git, std::slice::from_ref(&absent))
+            .await
+            .unwrap_err();
+        let GitError::Failed { stderr, .. } = &err else {
+            panic!("{err:?}");
+        };
+        assert!(
+            stderr.contains(&absent) && stderr.contains("missing"),
+            "{stderr}"
+        );
+        let tool = crate::error::ToolError::from(err);
+        assert_eq!(tool.code, crate::error::code::GIT_FAILED);
+    }
 }
