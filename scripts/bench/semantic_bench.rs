@@ -4,24 +4,30 @@
 //! semantic_bench REPO   every commit of REPO's first-parent history against its parent
 //! ```
 //!
-//! For each commit, alternating which goes first so both see the same machine load: one
-//! `git diff --no-color PARENT COMMIT` run (output read to the end), one cold engine call
-//! (tree cache emptied first) and one warm call (the base side's trees cached, as after a
-//! call on the previous commit). Prints medians, p95, worst and the ratios of the medians.
+//! For each commit, three timed runs in an order that rotates from commit to commit, so
+//! all three see the same machine load:
+//! - `git diff` with the arguments the engine itself gives git (`--raw -p -z -U0 …`),
+//!   output read to the end;
+//! - a cold engine call: the tree cache emptied first;
+//! - a warm engine call: only the base side's trees cached (every tree of a blob in the
+//!   parent commit), as when an agent asks again about the same base.
+//!
+//! Prints p50, p95 and the worst run of each, and the ratios of the medians.
 
 // A benchmark driver stops at the first failure, with its location.
 #![allow(clippy::unwrap_used)]
 // A benchmark driver starts git itself and prints its figures.
 #![allow(clippy::disallowed_methods, clippy::print_stdout)]
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gitward::config::Config;
-use gitward::git::diff::Sides;
-use gitward::git::{Git, Oid, repo};
-use gitward::semantic::{self, Query};
+use gitward::git::diff::{DiffQuery, Sides};
+use gitward::git::{Git, Oid, Repo, repo};
+use gitward::semantic::{self, Answer, Query};
 use tokio_util::sync::CancellationToken;
 
 fn git_out(repo: &Path, args: &[&str]) -> String {
@@ -35,22 +41,63 @@ fn git_out(repo: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-fn git_diff(repo: &Path, parent: &str, commit: &str) -> Duration {
+/// Blob ids in `commit`'s tree.
+fn blobs(repo: &Path, commit: &str) -> HashSet<String> {
+    git_out(repo, &["ls-tree", "-r", "--full-tree", commit])
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect()
+}
+
+/// One `git diff` with the engine's own arguments; returns its wall time.
+fn git_diff(repo: &Path, sides: &Sides) -> Duration {
+    let argv = DiffQuery { sides, path: None }.raw_patch_argv(semantic::FULL_CONTEXT);
     let start = Instant::now();
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["diff", "--no-color", parent, commit])
+        .args(["-c", "core.quotePath=false"])
+        .args(&argv)
         .stdout(Stdio::piped())
         .output()
         .unwrap();
-    assert!(out.status.success());
-    start.elapsed()
+    let took = start.elapsed();
+    assert!(out.status.success(), "git {argv:?}");
+    took
 }
 
-fn pct(v: &mut [Duration], p: f64) -> Duration {
-    v.sort();
-    v[((v.len() - 1) as f64 * p).round() as usize]
+async fn engine(git: &Git<'_>, repo: &Repo, sides: &Sides) -> (Duration, Answer) {
+    let start = Instant::now();
+    let query = Query {
+        sides,
+        path: None,
+        only: None,
+    };
+    let answer = semantic::run(git, repo, query).await.unwrap();
+    (start.elapsed(), answer)
+}
+
+struct Figures(Vec<Duration>);
+
+impl Figures {
+    fn pct(&mut self, p: f64) -> Duration {
+        self.0.sort();
+        self.0[((self.0.len() - 1) as f64 * p).round() as usize]
+    }
+
+    fn show(&mut self, name: &str, base: Option<Duration>) -> String {
+        let (p50, p95) = (self.pct(0.5), self.pct(0.95));
+        let max = self.0.last().copied().unwrap_or_default();
+        let ratio = base.map_or(String::new(), |b| {
+            format!(" ({:.2}x)", p50.as_secs_f64() / b.as_secs_f64())
+        });
+        format!(
+            "{name} p50 {:.1}{ratio} p95 {:.1} max {:.1}",
+            ms(p50),
+            ms(p95),
+            ms(max)
+        )
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -78,68 +125,36 @@ async fn main() {
     let commits: Vec<&str> = list.lines().collect();
     let (mut plain, mut cold, mut warm) = (Vec::new(), Vec::new(), Vec::new());
     let (mut files, mut fallbacks, mut truncated) = (0, 0, 0);
-    let engine = |parent: &str, commit: &str| {
-        let sides = Sides::Trees(Oid::parse(parent).unwrap(), Oid::parse(commit).unwrap());
-        let git = &git;
-        let repo = &repo;
-        async move {
-            let start = Instant::now();
-            let answer = semantic::run(
-                git,
-                repo,
-                Query {
-                    sides: &sides,
-                    path: None,
-                    only: None,
-                },
-            )
-            .await
-            .unwrap();
-            (start.elapsed(), answer)
-        }
-    };
     for (i, pair) in commits.windows(2).enumerate() {
-        let (parent, commit) = (pair[0], pair[1]);
-        if i % 2 == 0 {
-            plain.push(git_diff(&repo_path, parent, commit));
+        let sides = Sides::Trees(Oid::parse(pair[0]).unwrap(), Oid::parse(pair[1]).unwrap());
+        let base = blobs(&repo_path, pair[0]);
+        for step in 0..3 {
+            match (i + step) % 3 {
+                0 => plain.push(git_diff(&repo_path, &sides)),
+                1 => {
+                    semantic::clear_cache();
+                    let (t, answer) = engine(&git, &repo, &sides).await;
+                    cold.push(t);
+                    files += answer.files.len();
+                    fallbacks += answer.files.iter().filter(|f| f.fallback_to_text).count();
+                    truncated += usize::from(answer.files_truncated);
+                }
+                _ => {
+                    semantic::clear_cache();
+                    engine(&git, &repo, &sides).await;
+                    semantic::retain_cached(|oid| base.contains(oid));
+                    warm.push(engine(&git, &repo, &sides).await.0);
+                }
+            }
         }
-        // Cold: nothing cached.
-        semantic::clear_cache();
-        let (t, answer) = engine(parent, commit).await;
-        cold.push(t);
-        // Warm: the base side cached, as after a call on the previous commit.
-        semantic::clear_cache();
-        if i > 0 {
-            engine(commits[i - 1], parent).await;
-        } else {
-            engine(parent, parent).await;
-        }
-        let (t, _) = engine(parent, commit).await;
-        warm.push(t);
-        if i % 2 == 1 {
-            plain.push(git_diff(&repo_path, parent, commit));
-        }
-        files += answer.files.len();
-        fallbacks += answer.files.iter().filter(|f| f.fallback_to_text).count();
-        truncated += usize::from(answer.files_truncated);
     }
-    let (g50, c50, w50) = (
-        pct(&mut plain, 0.5),
-        pct(&mut cold, 0.5),
-        pct(&mut warm, 0.5),
-    );
-    let worst = cold.iter().chain(&warm).max().copied().unwrap_or_default();
+    let g50 = Figures(plain.clone()).pct(0.5);
+    let n = cold.len();
     println!(
-        "{name}: {n} commits, {files} files ({fallbacks} fell back, {truncated} calls truncated) | git diff p50 {g:.1} ms | cold p50 {c:.1} ms ({cr:.2}x) p95 {c95:.1} | warm p50 {w:.1} ms ({wr:.2}x) p95 {w95:.1} | worst {worst:.1} ms",
+        "{name}: {n} commits, {files} files ({fallbacks} fell back, {truncated} calls truncated) | {} | {} | {}",
+        Figures(plain).show("git diff", None),
+        Figures(warm).show("warm", Some(g50)),
+        Figures(cold).show("cold", Some(g50)),
         name = repo_path.file_name().unwrap().to_string_lossy(),
-        n = cold.len(),
-        g = ms(g50),
-        c = ms(c50),
-        cr = c50.as_secs_f64() / g50.as_secs_f64(),
-        c95 = ms(pct(&mut cold, 0.95)),
-        w = ms(w50),
-        wr = w50.as_secs_f64() / g50.as_secs_f64(),
-        w95 = ms(pct(&mut warm, 0.95)),
-        worst = ms(worst),
     );
 }

@@ -95,25 +95,34 @@ impl DiffQuery<'_> {
         Ok(done.sink)
     }
 
-    /// Raw records and a zero-context patch with full blob ids in one run
-    /// (`--raw -p -z -U0 --full-index`), for the semantic engine; at most `cap` bytes.
+    /// The arguments [`Self::raw_patch`] gives git for `context` lines of context (after
+    /// the `-c` settings every read carries), so a benchmark can time the same `git diff`.
+    pub fn raw_patch_argv(&self, context: u32) -> Vec<String> {
+        let context = format!("--unified={context}");
+        self.argv(&[
+            "--raw",
+            "-p",
+            "-z",
+            &context,
+            "--full-index",
+            "--no-abbrev",
+            "--submodule=short",
+            "-M",
+        ])
+    }
+
+    /// Raw records and a patch with `context` lines of context and full blob ids in one
+    /// run (`--raw -p -z -U<context> --full-index`), for the semantic engine; at most `cap`
+    /// bytes.
     pub async fn raw_patch(
         &self,
         git: &Git<'_>,
         repo: &Repo,
+        context: u32,
         cap: usize,
     ) -> Result<crate::process::Capped, GitError> {
         let args: Vec<OsString> = self
-            .argv(&[
-                "--raw",
-                "-p",
-                "-z",
-                "-U0",
-                "--full-index",
-                "--no-abbrev",
-                "--submodule=short",
-                "-M",
-            ])
+            .raw_patch_argv(context)
             .into_iter()
             .map(OsString::from)
             .collect();

@@ -37,6 +37,9 @@ pub const PARSE_BUDGET: Duration = Duration::from_millis(300);
 pub const MAX_FILES: usize = 300;
 /// The largest raw patch read.
 const PATCH_CAP: usize = 32 * 1024 * 1024;
+/// Context lines that make every hunk a whole file: more lines than a patch under
+/// [`PATCH_CAP`] can hold, and far from overflowing git's arithmetic.
+pub const FULL_CONTEXT: u32 = 100_000_000;
 
 /// What to compare.
 #[derive(Debug, Clone, Copy)]
@@ -88,6 +91,11 @@ pub fn clear_cache() {
     cache::clear();
 }
 
+/// Keeps only the cached trees of blobs `keep` accepts.
+pub fn retain_cached(keep: impl Fn(&str) -> bool) {
+    cache::retain(keep);
+}
+
 /// Runs the engine on one comparison.
 pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer, GitError> {
     let deadline = Instant::now() + CALL_BUDGET;
@@ -96,12 +104,18 @@ pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer,
         path: query.path,
     };
     let git = git.with_timeout(CALL_BUDGET);
-    let out = diff.raw_patch(&git, repo, PATCH_CAP).await?;
+    // Whole sides in the patch spare reading blobs; when that is too much output, the
+    // changed lines alone, and the blobs are read.
+    let mut out = diff.raw_patch(&git, repo, FULL_CONTEXT, PATCH_CAP).await?;
+    if out.truncated {
+        out = diff.raw_patch(&git, repo, 0, PATCH_CAP).await?;
+    }
     let parsed = if out.truncated {
         Err("diff-too-large: git's patch is over 32 MiB".to_owned())
     } else {
         patch::read(&out.bytes).map_err(|e| format!("unreadable-diff: {}", e.0))
     };
+    drop(out);
     let mut files = match parsed {
         Ok(files) => files,
         Err(reason) => return everything_falls_back(&git, repo, diff, query.only, reason).await,

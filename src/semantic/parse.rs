@@ -5,10 +5,11 @@ use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use tree_sitter::{Node, ParseOptions, Parser, Tree};
+use tree_sitter::{InputEdit, Node, ParseOptions, Parser, Point, Tree};
 
 use super::languages::Lang;
 use super::outline::Definition;
+use super::patch::Hunk;
 
 /// Nodes one tree may hold; beyond it the file is read as text.
 pub const MAX_NODES: usize = 1_500_000;
@@ -71,11 +72,25 @@ impl Parsed {
 
 /// Parses `source` as `lang`, within `budget` of wall time.
 pub fn parse(lang: Lang, source: Vec<u8>, budget: Duration) -> Result<Parsed, ParseFailure> {
+    parse_from(lang, source, budget, None)
+}
+
+/// Parses `source` as `lang`; given the old side and git's hunks between the two, from
+/// the old tree edited by those hunks, so tree-sitter reuses every subtree they leave
+/// alone (the tree is the one a fresh parse gives).
+pub fn parse_from(
+    lang: Lang,
+    source: Vec<u8>,
+    budget: Duration,
+    base: Option<(&Parsed, &[Hunk])>,
+) -> Result<Parsed, ParseFailure> {
     let grammar = lang.grammar().ok_or(ParseFailure::NoGrammar)?;
     let mut parser = Parser::new();
     parser
         .set_language(&grammar)
         .map_err(|_| ParseFailure::NoGrammar)?;
+    let starts = line_starts(&source);
+    let edited = base.and_then(|(old, hunks)| edited(old, hunks, &source, &starts));
     let started = Instant::now();
     let mut over = |_: &tree_sitter::ParseState| {
         if started.elapsed() > budget {
@@ -89,7 +104,7 @@ pub fn parse(lang: Lang, source: Vec<u8>, budget: Duration) -> Result<Parsed, Pa
     let tree = parser
         .parse_with_options(
             &mut |at: usize, _| if at < len { &source[at..] } else { &[][..] },
-            None,
+            edited.as_ref(),
             Some(options),
         )
         .ok_or(ParseFailure::TooSlow(budget))?;
@@ -101,13 +116,55 @@ pub fn parse(lang: Lang, source: Vec<u8>, budget: Duration) -> Result<Parsed, Pa
     if root.has_error() {
         return Err(errors(root));
     }
-    let starts = line_starts(&source);
     Ok(Parsed {
         source,
         tree,
         starts,
         outline: OnceLock::new(),
     })
+}
+
+/// The old tree with each hunk applied as an edit, first to last: the text before a hunk
+/// is then already the new side's, so its start is a new-side position. `None` (parse
+/// afresh) when a hunk does not fit the two sides.
+fn edited(old: &Parsed, hunks: &[Hunk], new: &[u8], new_starts: &[usize]) -> Option<Tree> {
+    let at = |starts: &[usize], len: usize, line: usize| starts.get(line).copied().unwrap_or(len);
+    let mut tree = old.tree.clone();
+    for hunk in hunks {
+        // 0-based first changed line; a side without lines starts after `*_start`.
+        let old_first =
+            hunk.old_start - usize::from(!hunk.removed.is_empty() && hunk.old_start > 0);
+        let new_first = hunk.new_start - usize::from(!hunk.added.is_empty() && hunk.new_start > 0);
+        let old_len = old.source.len();
+        let (os, oe) = (
+            at(&old.starts, old_len, old_first),
+            at(&old.starts, old_len, old_first + hunk.removed.len()),
+        );
+        let (ns, ne) = (
+            at(new_starts, new.len(), new_first),
+            at(new_starts, new.len(), new_first + hunk.added.len()),
+        );
+        let (removed, added) = (old.source.get(os..oe)?, new.get(ns..ne)?);
+        let start = Point::new(new_first, 0);
+        tree.edit(&InputEdit {
+            start_byte: ns,
+            old_end_byte: ns + removed.len(),
+            new_end_byte: ne,
+            start_position: start,
+            old_end_position: extent(start, removed),
+            new_end_position: extent(start, added),
+        });
+    }
+    Some(tree)
+}
+
+/// Where `text` ends when it starts at `start`.
+fn extent(start: Point, text: &[u8]) -> Point {
+    let rows = memchr::memchr_iter(b'\n', text).count();
+    match memchr::memrchr(b'\n', text) {
+        Some(last) => Point::new(start.row + rows, text.len() - last - 1),
+        None => Point::new(start.row, start.column + text.len()),
+    }
 }
 
 fn line_starts(source: &[u8]) -> Vec<usize> {
@@ -174,6 +231,70 @@ mod tests {
         };
         assert!(count >= 1);
         assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn a_parse_from_the_old_tree_gives_the_fresh_tree() {
+        let old = "fn a() {\n    1\n}\n\nfn b() {}\nfn c() {}";
+        let new = "// top\nfn a() {\n    2 + 3\n}\n\nfn c() {}\nfn d() {}\nfn c() {}";
+        let mut out = format!(":100644 100644 {z} {z} M\0f.rs\0\0", z = "0".repeat(40));
+        out.push_str("diff --git a/f.rs b/f.rs\n--- a/f.rs\n+++ b/f.rs\n");
+        out.push_str(&unified(old, new));
+        let diff = super::super::patch::read(out.as_bytes()).unwrap().remove(0);
+        assert_eq!(diff.new_text.as_deref(), Some(new.as_bytes()));
+        let base = parse(Lang::Rust, old.as_bytes().to_vec(), BUDGET).unwrap();
+        let again = parse_from(
+            Lang::Rust,
+            new.as_bytes().to_vec(),
+            BUDGET,
+            Some((&base, &diff.hunks)),
+        )
+        .unwrap();
+        let fresh = parse(Lang::Rust, new.as_bytes().to_vec(), BUDGET).unwrap();
+        let shape = |p: &Parsed| {
+            let mut nodes = Vec::new();
+            let mut cursor = p.tree.walk();
+            collect(&mut cursor, &mut nodes);
+            nodes
+        };
+        assert_eq!(shape(&again), shape(&fresh));
+        assert!(again.tree.root_node().to_sexp().contains("function_item"));
+    }
+
+    fn collect(cursor: &mut tree_sitter::TreeCursor<'_>, out: &mut Vec<String>) {
+        let node = cursor.node();
+        out.push(format!(
+            "{} {:?} {:?}",
+            node.kind(),
+            node.byte_range(),
+            node.start_position()
+        ));
+        if cursor.goto_first_child() {
+            loop {
+                collect(cursor, out);
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+            cursor.goto_parent();
+        }
+    }
+
+    /// git's full-context patch between two texts, from git itself.
+    fn unified(old: &str, new: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, old).unwrap();
+        std::fs::write(&b, new).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        let out = std::process::Command::new("git")
+            .args(["diff", "--no-index", "--no-color", "-U100000000"])
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        text[text.find("@@").unwrap()..].to_owned()
     }
 
     #[test]

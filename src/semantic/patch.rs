@@ -20,7 +20,12 @@ pub struct FileDiff {
     pub path: Vec<u8>,
     pub old_path: Vec<u8>,
     pub binary: bool,
+    /// git's `-U0` hunks: each a block of changed lines between unchanged ones.
     pub hunks: Vec<Hunk>,
+    /// Both sides' whole contents, when the patch holds them (one full-context hunk);
+    /// still to be checked against the blob ids before use.
+    pub old_text: Option<Vec<u8>>,
+    pub new_text: Option<Vec<u8>>,
 }
 
 /// One `-U0` hunk: the removed lines from `old_start`, the added ones from `new_start`.
@@ -81,6 +86,8 @@ fn raw(out: &[u8]) -> Result<(Vec<FileDiff>, &[u8]), Malformed> {
             old_path,
             binary: false,
             hunks: Vec::new(),
+            old_text: None,
+            new_text: None,
         });
         fields = rest;
     }
@@ -111,8 +118,53 @@ fn sections(patch: &[u8]) -> Vec<&[u8]> {
         .collect()
 }
 
+/// One changed block being read: the lines each side numbers before it, then its lines.
+struct Block {
+    old_before: usize,
+    new_before: usize,
+    removed: Vec<Vec<u8>>,
+    added: Vec<Vec<u8>>,
+}
+
+impl Block {
+    fn new(old_before: usize, new_before: usize) -> Block {
+        Block {
+            old_before,
+            new_before,
+            removed: Vec::new(),
+            added: Vec::new(),
+        }
+    }
+
+    /// The block as git's `-U0` prints it: a side without lines starts at the line
+    /// before the change.
+    fn into_hunk(self) -> Option<Hunk> {
+        if self.removed.is_empty() && self.added.is_empty() {
+            return None;
+        }
+        Some(Hunk {
+            old_start: self.old_before + usize::from(!self.removed.is_empty()),
+            new_start: self.new_before + usize::from(!self.added.is_empty()),
+            removed: self.removed,
+            added: self.added,
+        })
+    }
+}
+
+/// Which sides the last line read belongs to, for git's "no newline" marker.
+#[derive(Clone, Copy)]
+enum Last {
+    None,
+    Both,
+    Old,
+    New,
+}
+
 fn section_into(section: &[u8], file: &mut FileDiff) -> Result<(), Malformed> {
     let mut lines = section.split_inclusive(|b| *b == b'\n').peekable();
+    let (mut old_text, mut new_text) = (Vec::new(), Vec::new());
+    let mut whole = true;
+    let mut seen = 0;
     while let Some(line) = lines.next() {
         if line.starts_with(b"Binary files ") || line.starts_with(b"GIT binary patch") {
             file.binary = true;
@@ -120,29 +172,69 @@ fn section_into(section: &[u8], file: &mut FileDiff) -> Result<(), Malformed> {
         if !line.starts_with(b"@@ ") {
             continue;
         }
-        let (old_start, removed, new_start, added) = hunk_header(line)?;
-        let mut hunk = Hunk {
-            old_start,
-            new_start,
-            removed: Vec::with_capacity(removed),
-            added: Vec::with_capacity(added),
-        };
-        while hunk.removed.len() < removed || hunk.added.len() < added {
+        let (old_start, old_count, new_start, new_count) = hunk_header(line)?;
+        seen += 1;
+        // Only one hunk from the first line holds a whole side (a full-context patch).
+        whole &= seen == 1 && old_start <= 1 && new_start <= 1;
+        let mut old_at = old_start - usize::from(old_count > 0 && old_start > 0);
+        let mut new_at = new_start - usize::from(new_count > 0 && new_start > 0);
+        let (end_old, end_new) = (old_at + old_count, new_at + new_count);
+        let mut block = Block::new(old_at, new_at);
+        let mut last = Last::None;
+        while old_at < end_old
+            || new_at < end_new
+            || lines.peek().is_some_and(|l| l.starts_with(b"\\"))
+        {
             let line = lines.next().ok_or(Malformed("hunk ends early"))?;
             let body = line.strip_suffix(b"\n").unwrap_or(line);
             match body.first() {
-                Some(b'-') if hunk.removed.len() < removed => hunk.removed.push(body[1..].to_vec()),
-                Some(b'+') if hunk.added.len() < added => hunk.added.push(body[1..].to_vec()),
-                Some(b'\\') => {}
+                Some(b' ') if old_at < end_old && new_at < end_new => {
+                    file.hunks.extend(
+                        std::mem::replace(&mut block, Block::new(old_at + 1, new_at + 1))
+                            .into_hunk(),
+                    );
+                    old_at += 1;
+                    new_at += 1;
+                    push_line(&mut old_text, &body[1..]);
+                    push_line(&mut new_text, &body[1..]);
+                    last = Last::Both;
+                }
+                Some(b'-') if old_at < end_old => {
+                    old_at += 1;
+                    block.removed.push(body[1..].to_vec());
+                    push_line(&mut old_text, &body[1..]);
+                    last = Last::Old;
+                }
+                Some(b'+') if new_at < end_new => {
+                    new_at += 1;
+                    block.added.push(body[1..].to_vec());
+                    push_line(&mut new_text, &body[1..]);
+                    last = Last::New;
+                }
+                Some(b'\\') => {
+                    if matches!(last, Last::Both | Last::Old) {
+                        old_text.pop();
+                    }
+                    if matches!(last, Last::Both | Last::New) {
+                        new_text.pop();
+                    }
+                    last = Last::None;
+                }
                 _ => return Err(Malformed("unexpected line in a hunk")),
             }
         }
-        while lines.peek().is_some_and(|l| l.starts_with(b"\\")) {
-            lines.next();
-        }
-        file.hunks.push(hunk);
+        file.hunks.extend(block.into_hunk());
+    }
+    if whole && seen == 1 {
+        file.old_text = Some(old_text);
+        file.new_text = Some(new_text);
     }
     Ok(())
+}
+
+fn push_line(text: &mut Vec<u8>, line: &[u8]) {
+    text.extend_from_slice(line);
+    text.push(b'\n');
 }
 
 /// `@@ -a[,b] +c[,d] @@…` → (a, b, c, d); a missing count means one line.
@@ -185,6 +277,46 @@ diff --git a/old.py b/new.py\nsimilarity index 90%\nrename from old.py\nrename t
         assert_eq!(files[1].old_path, b"old.py");
         assert_eq!(files[1].path, b"new.py");
         assert_eq!(files[1].status, b'R');
+    }
+
+    /// git's own patch of one file between two texts, as the engine asks for it.
+    fn patch(old: &str, new: &str, context: &str) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, old).unwrap();
+        std::fs::write(&b, new).unwrap();
+        #[allow(clippy::disallowed_methods)]
+        let out = std::process::Command::new("git")
+            .args(["diff", "--no-index", "--no-color", "--full-index", context])
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .unwrap();
+        let z = "0".repeat(40);
+        let mut raw = format!(":100644 100644 {z} {z} M\0f\0\0").into_bytes();
+        raw.extend(out.stdout);
+        raw
+    }
+
+    #[test]
+    fn a_full_context_patch_gives_the_zero_context_hunks_and_both_sides() {
+        let cases = [
+            ("a\nb\nc\nd\ne\n", "a\nB\nc\nd\ne\nf\n"),
+            ("a\nb\nc\n", "x\na\nc\ny\nz\n"),
+            ("a\nb\nc", "a\nb\nc\n"),
+            ("a\nb\nc\n", "a\nb\nC"),
+            ("keep\nx", "keep\ny"),
+            ("", "new\nfile\n"),
+            ("old\nfile\n", ""),
+            ("1\n2\n3\n4\n5\n6\n7\n", "1\n3\n4\n4\n5\n7\n8\n"),
+        ];
+        for (old, new) in cases {
+            let full = read(&patch(old, new, "-U100000000")).unwrap().remove(0);
+            let zero = read(&patch(old, new, "-U0")).unwrap().remove(0);
+            assert_eq!(full.hunks, zero.hunks, "{old:?} -> {new:?}");
+            assert_eq!(full.old_text.as_deref(), Some(old.as_bytes()), "{old:?}");
+            assert_eq!(full.new_text.as_deref(), Some(new.as_bytes()), "{new:?}");
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::answer::FileAnswer;
@@ -21,7 +22,11 @@ use super::{CALL_BUDGET, PARSE_BUDGET};
 enum From {
     Absent,
     Cached(Entry),
+    /// Blob contents git's patch held whole, checked against the blob id.
+    Text(Vec<u8>, String),
     Blob(String),
+    /// A blob as `cat-file` gave it.
+    Read(Option<Side>, String),
     Worktree,
 }
 
@@ -38,8 +43,8 @@ impl Plan {
     pub fn new(files: Vec<FileDiff>) -> Plan {
         let steps = files
             .into_iter()
-            .map(|f| {
-                let step = step(&f);
+            .map(|mut f| {
+                let step = step(&mut f);
                 (f, step)
             })
             .collect();
@@ -63,60 +68,225 @@ impl Plan {
         out
     }
 
-    /// Parses and answers every file; the flag says the deadline cut the work short.
+    /// Parses and answers every file, a few at a time; the flag says the deadline cut the
+    /// work short.
     pub fn finish(
         self,
         mut fetched: HashMap<String, Side>,
         worktree: Option<PathBuf>,
         deadline: Instant,
     ) -> (Vec<FileAnswer>, bool) {
-        let mut spent = false;
-        let mut out = Vec::with_capacity(self.steps.len());
-        for (diff, step) in self.steps {
-            let path = String::from_utf8_lossy(&diff.path).into_owned();
-            let old_path = (diff.old_path != diff.path)
-                .then(|| String::from_utf8_lossy(&diff.old_path).into_owned());
-            let result = match step {
-                Step::Fallback(reason) => Err(reason),
-                Step::Analyze { .. } if Instant::now() >= deadline => {
-                    spent = true;
-                    Err(format!(
-                        "call-budget: the {} s budget of this call was spent before this file",
-                        CALL_BUDGET.as_secs()
-                    ))
+        let mut uses: HashMap<String, usize> = HashMap::new();
+        for (_, step) in &self.steps {
+            if let Step::Analyze { old, new, .. } = step {
+                for side in [old, new] {
+                    if let From::Blob(oid) = side {
+                        *uses.entry(oid.clone()).or_default() += 1;
+                    }
                 }
-                Step::Analyze { lang, old, new } => {
-                    let mut side = |from, name| {
-                        resolve(
-                            from,
-                            lang,
-                            name,
-                            &diff,
-                            &mut fetched,
-                            worktree.as_deref(),
-                            deadline,
-                        )
-                    };
-                    side(old, "old").and_then(|old| {
-                        let new = side(new, "new")?;
-                        let sides = Sides {
-                            old: tree(old.as_ref()),
-                            new: tree(new.as_ref()),
-                        };
-                        file::analyze(lang, &diff, &sides)
-                    })
-                }
-            };
-            out.push(match result {
-                Ok(mut answer) => {
-                    answer.path = path;
-                    answer.old_path = old_path;
-                    answer
-                }
-                Err(reason) => FileAnswer::fallback(path, old_path, reason),
-            });
+            }
         }
-        (out, spent)
+        let paths: Vec<(String, Option<String>)> =
+            self.steps.iter().map(|(d, _)| names(d)).collect();
+        let mut take = |from: From| match from {
+            From::Blob(oid) => From::Read(read(&mut fetched, &mut uses, &oid), oid),
+            other => other,
+        };
+        let jobs: Vec<Mutex<Option<(FileDiff, Step)>>> = self
+            .steps
+            .into_iter()
+            .map(|(diff, step)| {
+                let step = match step {
+                    Step::Analyze { lang, old, new } => Step::Analyze {
+                        lang,
+                        old: take(old),
+                        new: take(new),
+                    },
+                    other => other,
+                };
+                Mutex::new(Some((diff, step)))
+            })
+            .collect();
+        let sources = Sources {
+            worktree,
+            deadline,
+            spent: AtomicBool::new(false),
+        };
+        let answers: Vec<Mutex<Option<FileAnswer>>> =
+            jobs.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let work = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(job), Some(slot)) = (jobs.get(i), answers.get(i)) else {
+                    break;
+                };
+                let Some((diff, step)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                    continue;
+                };
+                let answer = sources.answer(diff, step);
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(answer);
+                }
+            }
+        };
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_WORKERS)
+            .min(jobs.len());
+        if workers > 1 {
+            std::thread::scope(|scope| {
+                for _ in 1..workers {
+                    scope.spawn(work);
+                }
+                work();
+            });
+        } else {
+            work();
+        }
+        let out = answers
+            .into_iter()
+            .zip(paths)
+            .map(|(answer, (path, old_path))| {
+                answer.into_inner().ok().flatten().unwrap_or_else(|| {
+                    FileAnswer::fallback(path, old_path, "internal: no answer".into())
+                })
+            })
+            .collect();
+        (out, sources.spent.load(Ordering::Relaxed))
+    }
+}
+
+/// A file's path, and its old path when renamed or copied.
+fn names(diff: &FileDiff) -> (String, Option<String>) {
+    let path = String::from_utf8_lossy(&diff.path).into_owned();
+    let old_path =
+        (diff.old_path != diff.path).then(|| String::from_utf8_lossy(&diff.old_path).into_owned());
+    (path, old_path)
+}
+
+/// Files parsed at once at most.
+const MAX_WORKERS: usize = 4;
+
+/// A fetched blob for one of its `uses`: moved out for the last, copied before that.
+fn read(
+    fetched: &mut HashMap<String, Side>,
+    uses: &mut HashMap<String, usize>,
+    oid: &str,
+) -> Option<Side> {
+    let left = uses.get_mut(oid)?;
+    *left = left.saturating_sub(1);
+    if *left == 0 {
+        return fetched.remove(oid);
+    }
+    Some(match fetched.get(oid)? {
+        Side::Bytes(bytes) => Side::Bytes(bytes.clone()),
+        Side::TooLarge(size) => Side::TooLarge(*size),
+        Side::OverBudget => Side::OverBudget,
+        Side::Unreadable(why) => Side::Unreadable(why.clone()),
+    })
+}
+
+/// What every file of one call shares.
+struct Sources {
+    worktree: Option<PathBuf>,
+    deadline: Instant,
+    /// Whether the deadline left a file unanswered.
+    spent: AtomicBool,
+}
+
+impl Sources {
+    fn answer(&self, diff: FileDiff, step: Step) -> FileAnswer {
+        let (path, old_path) = names(&diff);
+        let result = match step {
+            Step::Fallback(reason) => Err(reason),
+            Step::Analyze { .. } if Instant::now() >= self.deadline => {
+                self.spent.store(true, Ordering::Relaxed);
+                Err(format!(
+                    "call-budget: the {} s budget of this call was spent before this file",
+                    CALL_BUDGET.as_secs()
+                ))
+            }
+            Step::Analyze { lang, old, new } => self.analyze(lang, &diff, old, new),
+        };
+        match result {
+            Ok(mut answer) => {
+                answer.path = path;
+                answer.old_path = old_path;
+                answer
+            }
+            Err(reason) => FileAnswer::fallback(path, old_path, reason),
+        }
+    }
+
+    /// One file's answer; the new side is parsed from the old side's tree.
+    fn analyze(
+        &self,
+        lang: Lang,
+        diff: &FileDiff,
+        old: From,
+        new: From,
+    ) -> Result<FileAnswer, String> {
+        let old = self.resolve(old, lang, "old", diff, None)?;
+        let new = self.resolve(new, lang, "new", diff, tree(old.as_ref()))?;
+        let sides = Sides {
+            old: tree(old.as_ref()),
+            new: tree(new.as_ref()),
+        };
+        file::analyze(lang, diff, &sides)
+    }
+
+    /// One side's parse, or the reason the file falls back.
+    fn resolve(
+        &self,
+        from: From,
+        lang: Lang,
+        side: &str,
+        diff: &FileDiff,
+        base: Option<&parse::Parsed>,
+    ) -> Result<Option<Entry>, String> {
+        let (bytes, oid) = match from {
+            From::Absent => return Ok(None),
+            From::Cached(entry) => return explain(entry, side).map(Some),
+            From::Text(bytes, oid) => (Some(Side::Bytes(bytes)), Some(oid)),
+            From::Read(bytes, oid) => (bytes, Some(oid)),
+            From::Blob(oid) => (None, Some(oid)),
+            From::Worktree => match &self.worktree {
+                Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
+                None => (None, None),
+            },
+        };
+        let bytes = match bytes {
+            Some(Side::Bytes(bytes)) => bytes,
+            Some(Side::TooLarge(size)) => {
+                return Err(format!(
+                    "too-large: {size} bytes ({side} side), over the {}-byte limit",
+                    source::MAX_FILE_BYTES
+                ));
+            }
+            Some(Side::OverBudget) => {
+                return Err(format!(
+                    "memory-budget: the call's {} MiB of source was spent before the {side} side",
+                    source::CALL_BYTES / (1024 * 1024)
+                ));
+            }
+            Some(Side::Unreadable(why)) => return Err(format!("unreadable: {side} side: {why}")),
+            None => return Err(format!("unreadable: {side} side could not be read")),
+        };
+        if bytes.len() > source::MAX_FILE_BYTES {
+            return Err(format!(
+                "too-large: {} bytes ({side} side), over the {}-byte limit",
+                bytes.len(),
+                source::MAX_FILE_BYTES
+            ));
+        }
+        let budget = PARSE_BUDGET.min(self.deadline.saturating_duration_since(Instant::now()));
+        let base = base.map(|b| (b, diff.hunks.as_slice()));
+        let entry: Entry = Arc::new(parse::parse_from(lang, bytes, budget, base));
+        if let Some(oid) = oid {
+            cache::put(&oid, lang, &entry);
+        }
+        explain(entry, side).map(Some)
     }
 }
 
@@ -124,7 +294,7 @@ fn tree(entry: Option<&Entry>) -> Option<&parse::Parsed> {
     entry.and_then(|e| e.as_ref().as_ref().ok())
 }
 
-fn step(f: &FileDiff) -> Step {
+fn step(f: &mut FileDiff) -> Step {
     let regular = |mode: &str| matches!(mode, "100644" | "100755" | "000000");
     if f.status == b'U' {
         return Step::Fallback("unmerged: the path has unresolved conflicts".into());
@@ -153,63 +323,21 @@ fn step(f: &FileDiff) -> Step {
     if Lang::for_path(&f.old_path) != Some(lang) {
         return Step::Fallback("unsupported-language: the rename changes the language".into());
     }
-    let side = |oid: &Option<String>, mode: &str| match oid {
+    let side = |oid: &Option<String>, mode: &str, text: Option<Vec<u8>>| match oid {
         _ if mode == "000000" => From::Absent,
-        Some(oid) => match cache::get(oid, lang) {
-            Some(entry) => From::Cached(entry),
-            None => From::Blob(oid.clone()),
+        Some(oid) => match (cache::get(oid, lang), text) {
+            (Some(entry), _) => From::Cached(entry),
+            (None, Some(text)) if source::is_blob(oid, &text) => From::Text(text, oid.clone()),
+            (None, _) => From::Blob(oid.clone()),
         },
         None => From::Worktree,
     };
+    let (old_text, new_text) = (f.old_text.take(), f.new_text.take());
     Step::Analyze {
         lang,
-        old: side(&f.old_oid, &f.old_mode),
-        new: side(&f.new_oid, &f.new_mode),
+        old: side(&f.old_oid, &f.old_mode, old_text),
+        new: side(&f.new_oid, &f.new_mode, new_text),
     }
-}
-
-/// One side's parse, or the reason the file falls back.
-fn resolve(
-    from: From,
-    lang: Lang,
-    side: &str,
-    diff: &FileDiff,
-    fetched: &mut HashMap<String, Side>,
-    worktree: Option<&std::path::Path>,
-    deadline: Instant,
-) -> Result<Option<Entry>, String> {
-    let (bytes, oid) = match from {
-        From::Absent => return Ok(None),
-        From::Cached(entry) => return explain(entry, side).map(Some),
-        From::Blob(oid) => (fetched.remove(&oid), Some(oid)),
-        From::Worktree => match worktree {
-            Some(root) => (Some(source::worktree_file(root, &diff.path)), None),
-            None => (None, None),
-        },
-    };
-    let bytes = match bytes {
-        Some(Side::Bytes(bytes)) => bytes,
-        Some(Side::TooLarge(size)) => {
-            return Err(format!(
-                "too-large: {size} bytes ({side} side), over the {}-byte limit",
-                source::MAX_FILE_BYTES
-            ));
-        }
-        Some(Side::OverBudget) => {
-            return Err(format!(
-                "memory-budget: the call's {} MiB of source was spent before the {side} side",
-                source::CALL_BYTES / (1024 * 1024)
-            ));
-        }
-        Some(Side::Unreadable(why)) => return Err(format!("unreadable: {side} side: {why}")),
-        None => return Err(format!("unreadable: {side} side could not be read")),
-    };
-    let budget = PARSE_BUDGET.min(deadline.saturating_duration_since(Instant::now()));
-    let entry: Entry = Arc::new(parse::parse(lang, bytes, budget));
-    if let Some(oid) = oid {
-        cache::put(&oid, lang, &entry);
-    }
-    explain(entry, side).map(Some)
 }
 
 /// A parse that failed becomes the file's fallback reason.
