@@ -55,6 +55,9 @@ pub mod vars {
     /// Development builds only: the gateway's event follower holds each round this many
     /// milliseconds between reading transitions and publishing them.
     pub const DEBUG_FOLLOW_DELAY_MS: &str = "GITWARD_DEBUG_FOLLOW_DELAY_MS";
+    /// Development builds only: while the file named here exists, a card's preview waits
+    /// before it starts.
+    pub const DEBUG_PREVIEW_HOLD: &str = "GITWARD_DEBUG_PREVIEW_HOLD";
     /// The user's home: the default run directory, `~` in git include paths, and where
     /// agents keep their session stores.
     pub const HOME: &str = "HOME";
@@ -96,6 +99,7 @@ pub mod vars {
         DEBUG_PANIC_TOOL,
         DEBUG_CRASH_AT,
         DEBUG_FOLLOW_DELAY_MS,
+        DEBUG_PREVIEW_HOLD,
         HOME,
         PATH,
         BROWSER,
@@ -379,6 +383,8 @@ pub struct DebugKnobs {
     pub crash_at: Option<OsString>,
     /// The event follower's pause per round, in milliseconds.
     pub follow_delay_ms: Option<u64>,
+    /// The file whose existence holds every card preview back.
+    pub preview_hold: Option<PathBuf>,
 }
 
 impl DebugKnobs {
@@ -388,6 +394,7 @@ impl DebugKnobs {
             follow_delay_ms: env
                 .text(vars::DEBUG_FOLLOW_DELAY_MS)
                 .and_then(|v| v.parse().ok()),
+            preview_hold: env.os(vars::DEBUG_PREVIEW_HOLD).map(PathBuf::from),
         }
     }
 }

@@ -26,3 +26,13 @@ pub async fn objects(
         .await?;
     Ok(done.sink.finish(true)?)
 }
+
+/// git's failure to give an object it listed itself (`missing`, `ambiguous`, …): a
+/// caller that needs the object reports it as git's error, never as absent content.
+pub fn unreadable(name: &str, reason: &str) -> GitError {
+    GitError::failed(
+        &["git", "cat-file", "--batch"].map(str::to_owned),
+        None,
+        &format!("fatal: blob {name} is {reason}"),
+    )
+}

@@ -103,10 +103,10 @@ pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: F
 /// preview waits before it starts, so tests can act on a card whose preview is not there.
 #[cfg(debug_assertions)]
 async fn hold() {
-    let Some(path) = std::env::var_os("GITWARD_DEBUG_PREVIEW_HOLD") else {
+    let Some(path) = &crate::config::debug_knobs().preview_hold else {
         return;
     };
-    while std::path::Path::new(&path).exists() {
+    while path.exists() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
