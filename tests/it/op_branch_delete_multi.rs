@@ -287,6 +287,8 @@ fn crash_at(fx: &Fixture, repos: &[PathBuf], point: &str) -> String {
                 "requestedAt": "2026-05-28T11:42:09.512Z", "targets": targets}),
     );
     let id = preview_id(&proposed);
+    // Approval waits for the card's preview; an early one would be refused, not crash.
+    session.wait_preview(&format!("/api/proposals/{id}"));
     let origin = format!("http://{}", gw.ui);
     let _ = try_request(
         &gw.ui,
