@@ -164,17 +164,7 @@ pub async fn each_ref<S: RefSink>(git: &Git<'_>, sink: S) -> Result<S, GitError>
 
 /// The refs among `names` (full names under `refs/`) that exist, in git's order.
 pub async fn existing(git: &Git<'_>, names: &[String]) -> Result<Vec<String>, GitError> {
-    if names.is_empty() {
-        return Ok(Vec::new());
-    }
-    let query = RefQuery {
-        fields: &fields(&["%(refname)"]),
-        sort: None,
-        count: None,
-        merged_into_head: false,
-        patterns: names,
-    };
-    collect(git, query, |f, _| Ok(text(&f[0]))).await
+    named(git, names, false).await
 }
 
 /// The refs matching `patterns` with the object each points at.
@@ -235,6 +225,17 @@ pub async fn upstreams(git: &Git<'_>, names: &[String]) -> Result<Vec<(String, S
 /// The refs among `names` (full names) every commit of which HEAD contains; HEAD must be
 /// born.
 pub async fn merged_into_head(git: &Git<'_>, names: &[String]) -> Result<Vec<String>, GitError> {
+    named(git, names, true).await
+}
+
+/// The refs among `names` that exist (and, with `merged_into_head`, that HEAD contains).
+/// git matches a pattern as a prefix of whole components, so what it lists is kept only
+/// when it is one of the names asked for.
+async fn named(
+    git: &Git<'_>,
+    names: &[String],
+    merged_into_head: bool,
+) -> Result<Vec<String>, GitError> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
@@ -242,7 +243,7 @@ pub async fn merged_into_head(git: &Git<'_>, names: &[String]) -> Result<Vec<Str
         fields: &fields(&["%(refname)"]),
         sort: None,
         count: None,
-        merged_into_head: true,
+        merged_into_head,
         patterns: names,
     };
     let rows = collect(git, query, |f, _| Ok(text(&f[0]))).await?;
