@@ -52,21 +52,7 @@ fn crash_at(fixture: &Fixture, repo: &std::path::Path, point: &str) -> String {
     } else {
         let session = gw.login();
         let id = preview_id(&gw.propose_commit(repo, "claude-code", None));
-        session.wait_preview(&format!("/api/proposals/{id}"));
-        let origin = format!("http://{}", gw.ui);
-        let _ = try_request(
-            &gw.ui,
-            "POST",
-            &format!("/api/proposals/{id}/approve"),
-            &[
-                ("Host", gw.ui.as_str()),
-                ("Cookie", &session.cookie),
-                ("X-CSRF-Token", &session.csrf),
-                ("Origin", &origin),
-                ("Content-Type", "application/json"),
-            ],
-            br#"{"confirmDestructive":false}"#,
-        );
+        session.approve_into_crash(&id);
         id
     };
     let status = gw.child.wait().unwrap();

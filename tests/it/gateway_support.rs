@@ -234,6 +234,26 @@ impl Session {
         panic!("the preview of {card_path} never came");
     }
 
+    /// Approves `id` once its preview is there, on a gateway set to crash while executing:
+    /// no answer is expected, so none is read.
+    pub fn approve_into_crash(&self, id: &str) {
+        self.wait_preview(&format!("/api/proposals/{id}"));
+        let origin = format!("http://{}", self.ui);
+        let _ = try_request(
+            &self.ui,
+            "POST",
+            &format!("/api/proposals/{id}/approve"),
+            &[
+                ("Host", &self.ui),
+                ("Cookie", &self.cookie),
+                ("X-CSRF-Token", &self.csrf),
+                ("Origin", &origin),
+                ("Content-Type", "application/json"),
+            ],
+            br#"{"confirmDestructive":false}"#,
+        );
+    }
+
     /// [`Session::post`] without waiting for anything.
     pub fn post_now(&self, path: &str, body: &Value) -> Answer {
         let origin = format!("http://{}", self.ui);

@@ -273,7 +273,7 @@ fn branch_delete_asks_the_agent_policy_about_every_repository() {
 /// Proposes and approves deleting `done` in each of `repos` on a gateway that aborts at
 /// `point`; returns the proposal's id once the gateway is gone.
 fn crash_at(fx: &Fixture, repos: &[PathBuf], point: &str) -> String {
-    use crate::gateway_support::{Gateway, preview_id, try_request};
+    use crate::gateway_support::{Gateway, preview_id};
     let mut gw = Gateway::start(fx, &[], &[("GITWARD_DEBUG_CRASH_AT", point)]);
     let session = gw.login();
     let targets: Vec<Value> = repos
@@ -288,21 +288,7 @@ fn crash_at(fx: &Fixture, repos: &[PathBuf], point: &str) -> String {
     );
     let id = preview_id(&proposed);
     // Approval waits for the card's preview; an early one would be refused, not crash.
-    session.wait_preview(&format!("/api/proposals/{id}"));
-    let origin = format!("http://{}", gw.ui);
-    let _ = try_request(
-        &gw.ui,
-        "POST",
-        &format!("/api/proposals/{id}/approve"),
-        &[
-            ("Host", gw.ui.as_str()),
-            ("Cookie", &session.cookie),
-            ("X-CSRF-Token", &session.csrf),
-            ("Origin", &origin),
-            ("Content-Type", "application/json"),
-        ],
-        br#"{"confirmDestructive":false}"#,
-    );
+    session.approve_into_crash(&id);
     let status = gw.child.wait().unwrap();
     assert!(!status.success(), "{point}: the gateway did not crash");
     id
