@@ -1,7 +1,9 @@
 //! The semantic engine against `git diff`, per commit, for `scripts/bench-semantic.sh`.
 //!
 //! ```text
-//! semantic_bench REPO   every commit of REPO's first-parent history against its parent
+//! semantic_bench REPO              every commit of REPO's first-parent history against its parent
+//! semantic_bench REPO warm|cold N  only that kind of engine call, N rounds over the history,
+//!                                  untimed: a steady load for a profiler
 //! ```
 //!
 //! For each commit, three timed runs in an order that rotates from commit to commit, so
@@ -77,6 +79,43 @@ async fn engine(git: &Git<'_>, repo: &Repo, sides: &Sides) -> (Duration, Answer)
     (start.elapsed(), answer)
 }
 
+/// Only warm or only cold engine calls, over and over, for a profiler. Warm calls drop
+/// only the blobs new in their commit, so nothing but warm calls runs after the first round.
+async fn profile(
+    git: &Git<'_>,
+    repo: &Repo,
+    repo_path: &Path,
+    commits: &[&str],
+    kind: &str,
+    rounds: usize,
+) {
+    let pairs: Vec<(Sides, HashSet<String>)> = commits
+        .windows(2)
+        .map(|pair| {
+            let sides = Sides::Trees(Oid::parse(pair[0]).unwrap(), Oid::parse(pair[1]).unwrap());
+            let base = blobs(repo_path, pair[0]);
+            let fresh = blobs(repo_path, pair[1])
+                .difference(&base)
+                .cloned()
+                .collect();
+            (sides, fresh)
+        })
+        .collect();
+    for (sides, _) in &pairs {
+        engine(git, repo, sides).await;
+    }
+    for _ in 0..rounds {
+        for (sides, fresh) in &pairs {
+            if kind == "warm" {
+                semantic::retain_cached(|oid| !fresh.contains(oid));
+            } else {
+                semantic::clear_cache();
+            }
+            engine(git, repo, sides).await;
+        }
+    }
+}
+
 struct Figures(Vec<Duration>);
 
 impl Figures {
@@ -123,6 +162,10 @@ async fn main() {
         &["rev-list", "--first-parent", "--reverse", "HEAD"],
     );
     let commits: Vec<&str> = list.lines().collect();
+    if let Some(kind) = std::env::args().nth(2) {
+        let rounds: usize = std::env::args().nth(3).map_or(10, |n| n.parse().unwrap());
+        return profile(&git, &repo, &repo_path, &commits, &kind, rounds).await;
+    }
     let (mut plain, mut cold, mut warm) = (Vec::new(), Vec::new(), Vec::new());
     let (mut files, mut fallbacks, mut truncated) = (0, 0, 0);
     for (i, pair) in commits.windows(2).enumerate() {

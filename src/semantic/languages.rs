@@ -1,6 +1,8 @@
 //! The grammars compiled into this binary (one Cargo feature each), how a path picks one,
 //! and which of each grammar's nodes are definitions worth naming in a hunk header.
 
+use std::sync::OnceLock;
+
 use tree_sitter::Language;
 
 /// A grammar this binary can parse with.
@@ -136,6 +138,33 @@ impl Lang {
             #[allow(unreachable_patterns)]
             _ => None,
         }
+    }
+
+    /// The definition kind of the grammar's node kind `id`, if it is one. Every node of
+    /// every tree is asked, so the answer is a table lookup by id, never a name compared.
+    pub fn definition_kind(self, id: u16) -> Option<&'static DefKind> {
+        static TABLES: [OnceLock<Vec<Option<u8>>>; 7] = [const { OnceLock::new() }; 7];
+        let table = TABLES[self as usize].get_or_init(|| self.kind_table());
+        let at = (*table.get(usize::from(id))?)?;
+        self.definitions().get(usize::from(at))
+    }
+
+    /// For each node kind id of the grammar, the index of its definition kind. Ids are
+    /// looked up by name, so every id a grammar gives one name (aliases) maps alike.
+    fn kind_table(self) -> Vec<Option<u8>> {
+        let Some(grammar) = self.grammar() else {
+            return Vec::new();
+        };
+        let defs = self.definitions();
+        (0..grammar.node_kind_count())
+            .map(|id| {
+                let name = u16::try_from(id)
+                    .ok()
+                    .and_then(|id| grammar.node_kind_for_id(id))?;
+                let at = defs.iter().position(|d| d.node == name)?;
+                u8::try_from(at).ok()
+            })
+            .collect()
     }
 
     pub fn definitions(self) -> &'static [DefKind] {

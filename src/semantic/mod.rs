@@ -16,6 +16,7 @@ mod outline;
 pub mod parse;
 pub mod patch;
 mod plan;
+mod reuse;
 mod source;
 mod tokens;
 

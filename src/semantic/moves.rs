@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::answer::Move;
 use super::languages::Lang;
-use super::outline::{Definition, definitions};
+use super::outline::{Definition, definitions, definitions_after};
 use super::parse::Parsed;
 use super::patch::FileDiff;
 
@@ -27,7 +27,7 @@ pub fn find(lang: Lang, diff: &FileDiff, old: &Parsed, new: &Parsed) -> Vec<Move
         mark(&mut added, hunk.new_start, hunk.added.len());
     }
     let old_defs = definitions(lang, old);
-    let new_defs = definitions(lang, new);
+    let new_defs = definitions_after(lang, new, old, &diff.hunks);
     let old_names = names(old_defs);
     let new_names = names(new_defs);
     let count = |names: &HashMap<Key<'_>, usize>, d: &Definition| {

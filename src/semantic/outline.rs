@@ -5,6 +5,8 @@ use tree_sitter::Node;
 
 use super::languages::Lang;
 use super::parse::Parsed;
+use super::patch::Hunk;
+use super::reuse::Base;
 
 /// The header of lines outside every definition.
 pub const TOP_LEVEL: &str = "(top level)";
@@ -12,7 +14,7 @@ pub const TOP_LEVEL: &str = "(top level)";
 const MAX_NAME: usize = 80;
 
 /// One definition in a tree.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Definition {
     /// Full header path, outermost first.
     pub header: String,
@@ -72,43 +74,69 @@ pub fn header(lang: Lang, parsed: &Parsed, line: usize) -> String {
 
 /// Every definition in the tree, in source order (computed once per parsed blob).
 pub fn definitions(lang: Lang, parsed: &Parsed) -> &[Definition] {
-    parsed.outline.get_or_init(|| walk(lang, parsed))
+    parsed.outline.get_or_init(|| walk(lang, parsed, None))
 }
 
-fn walk(lang: Lang, parsed: &Parsed) -> Vec<Definition> {
+/// Every definition of `new`, whose base `old` and git's hunks between them are known:
+/// what the changes left alone is copied from the base's list instead of walked again.
+pub fn definitions_after<'a>(
+    lang: Lang,
+    new: &'a Parsed,
+    old: &Parsed,
+    hunks: &[Hunk],
+) -> &'a [Definition] {
+    new.outline.get_or_init(|| {
+        let base = Base::new(lang, old, hunks, new);
+        let defs = walk(lang, new, base.as_ref());
+        debug_assert!(
+            base.is_none() || defs == walk(lang, new, None),
+            "copied definitions differ from a full walk"
+        );
+        defs
+    })
+}
+
+/// A definition enclosing the walk's position.
+pub(super) struct Open {
+    pub start: usize,
+    pub end: usize,
+    pub header: String,
+}
+
+fn walk(lang: Lang, parsed: &Parsed, base: Option<&Base<'_>>) -> Vec<Definition> {
     let mut out = Vec::new();
-    // Enclosing definitions as (end byte, header), innermost last.
-    let mut open: Vec<(usize, String)> = Vec::new();
+    // Enclosing definitions, innermost last.
+    let mut open: Vec<Open> = Vec::new();
     let mut cursor = parsed.tree.walk();
     'walk: loop {
         let node = cursor.node();
-        while open
-            .last()
-            .is_some_and(|(end, _)| node.start_byte() >= *end)
-        {
+        while open.last().is_some_and(|o| node.start_byte() >= o.end) {
             open.pop();
         }
-        if let Some((label, name, span, name_line)) = definition(lang, &parsed.source, node) {
-            let segment = format!("{label} {name}");
-            let header = match open.last() {
-                Some((_, path)) => format!("{path} > {segment}"),
-                None => segment,
-            };
-            out.push(Definition {
-                header: header.clone(),
-                label,
-                name,
-                first: node.start_position().row + 1,
-                last: node.end_position().row + 1,
-                start_byte: node.start_byte(),
-                end_byte: node.end_byte(),
-                name_span: span,
-                name_line,
-            });
-            open.push((node.end_byte(), header));
-        }
-        if cursor.goto_first_child() {
-            continue;
+        let copied = base.is_some_and(|b| b.copy(node, &open, &mut out));
+        if !copied {
+            if let Some((label, name, span, name_line)) = definition(lang, &parsed.source, node) {
+                let header = nested(open.last().map(|o| o.header.as_str()), label, &name);
+                out.push(Definition {
+                    header: header.clone(),
+                    label,
+                    name,
+                    first: node.start_position().row + 1,
+                    last: node.end_position().row + 1,
+                    start_byte: node.start_byte(),
+                    end_byte: node.end_byte(),
+                    name_span: span,
+                    name_line,
+                });
+                open.push(Open {
+                    start: node.start_byte(),
+                    end: node.end_byte(),
+                    header,
+                });
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
         }
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
@@ -119,14 +147,22 @@ fn walk(lang: Lang, parsed: &Parsed) -> Vec<Definition> {
     out
 }
 
+/// The header of a definition inside the one headed `parent`.
+pub(super) fn nested(parent: Option<&str>, label: &str, name: &str) -> String {
+    match parent {
+        Some(path) => format!("{path} > {label} {name}"),
+        None => format!("{label} {name}"),
+    }
+}
+
 /// The label, name and name span of `node` when it is a definition.
 fn definition(
     lang: Lang,
     source: &[u8],
     node: Node<'_>,
 ) -> Option<(&'static str, String, (usize, usize), usize)> {
-    let kind = node.kind();
-    let def = lang.definitions().iter().find(|d| d.node == kind)?;
+    let def = lang.definition_kind(node.kind_id())?;
+    let kind = def.node;
     let name_node = node.child_by_field_name(def.name_field)?;
     if kind == "variable_declarator" && !names_a_function(node) {
         return None;

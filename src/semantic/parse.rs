@@ -1,6 +1,7 @@
 //! One parse under budgets: a time limit per side, a node limit, and a full account of
 //! syntax errors, since a tree with any error never backs a semantic answer.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -59,6 +60,11 @@ impl Parsed {
         Some(&self.source[start..end])
     }
 
+    /// The 0-based row holding byte `at`.
+    pub fn row_of(&self, at: usize) -> usize {
+        self.starts.partition_point(|s| *s <= at).saturating_sub(1)
+    }
+
     /// Byte range of 1-based `line`, without its newline.
     pub fn line_span(&self, line: usize) -> Option<(usize, usize)> {
         let start = *self.starts.get(line.checked_sub(1)?)?;
@@ -85,12 +91,32 @@ pub fn parse_from(
     base: Option<(&Parsed, &[Hunk])>,
 ) -> Result<Parsed, ParseFailure> {
     let grammar = lang.grammar().ok_or(ParseFailure::NoGrammar)?;
-    let mut parser = Parser::new();
-    parser
-        .set_language(&grammar)
-        .map_err(|_| ParseFailure::NoGrammar)?;
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        // A parse stopped by its budget leaves state behind that the next one would resume.
+        parser.reset();
+        parser
+            .set_language(&grammar)
+            .map_err(|_| ParseFailure::NoGrammar)?;
+        parse_with(&mut parser, source, budget, base)
+    })
+}
+
+thread_local! {
+    /// One parser per thread, kept: a new one per parse costs its allocations each time.
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
+
+fn parse_with(
+    parser: &mut Parser,
+    source: Vec<u8>,
+    budget: Duration,
+    base: Option<(&Parsed, &[Hunk])>,
+) -> Result<Parsed, ParseFailure> {
     let starts = line_starts(&source);
-    let edited = base.and_then(|(old, hunks)| edited(old, hunks, &source, &starts));
+    let edited = base
+        .and_then(|(old, hunks)| edited(old, hunks, &source, &starts))
+        .map(|(tree, _)| tree);
     let started = Instant::now();
     let mut over = |_: &tree_sitter::ParseState| {
         if started.elapsed() > budget {
@@ -124,12 +150,32 @@ pub fn parse_from(
     })
 }
 
+/// One hunk as a byte edit in new-side positions: `start..old_end` held the removed
+/// text, `start..new_end` holds the added text.
+#[derive(Debug, Clone, Copy)]
+pub struct Edit {
+    pub start: usize,
+    pub old_end: usize,
+    pub new_end: usize,
+}
+
+/// The old tree edited by git's hunks into `new`'s positions, and those edits.
+pub fn edited_to(old: &Parsed, hunks: &[Hunk], new: &Parsed) -> Option<(Tree, Vec<Edit>)> {
+    edited(old, hunks, &new.source, &new.starts)
+}
+
 /// The old tree with each hunk applied as an edit, first to last: the text before a hunk
 /// is then already the new side's, so its start is a new-side position. `None` (parse
 /// afresh) when a hunk does not fit the two sides.
-fn edited(old: &Parsed, hunks: &[Hunk], new: &[u8], new_starts: &[usize]) -> Option<Tree> {
+fn edited(
+    old: &Parsed,
+    hunks: &[Hunk],
+    new: &[u8],
+    new_starts: &[usize],
+) -> Option<(Tree, Vec<Edit>)> {
     let at = |starts: &[usize], len: usize, line: usize| starts.get(line).copied().unwrap_or(len);
     let mut tree = old.tree.clone();
+    let mut edits = Vec::with_capacity(hunks.len());
     for hunk in hunks {
         // 0-based first changed line; a side without lines starts after `*_start`.
         let old_first =
@@ -154,8 +200,13 @@ fn edited(old: &Parsed, hunks: &[Hunk], new: &[u8], new_starts: &[usize]) -> Opt
             old_end_position: extent(start, removed),
             new_end_position: extent(start, added),
         });
+        edits.push(Edit {
+            start: ns,
+            old_end: ns + removed.len(),
+            new_end: ne,
+        });
     }
-    Some(tree)
+    Some((tree, edits))
 }
 
 /// Where `text` ends when it starts at `start`.
