@@ -86,7 +86,7 @@ impl StorePool {
 
     fn give_back(&self, store: Store) {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < MAX_IDLE {
+        if idle.len() < MAX_IDLE && store.is_sound() {
             idle.push(store);
         }
     }
