@@ -259,23 +259,47 @@ fn expect_success(answer: Answer, preview: Option<&str>) -> Result<Value, Gatewa
     }
 }
 
+/// The one agent of the process: its pool keeps the connection to the gateway open
+/// between requests, so a preview's POST and status read (and the next call's) pay for
+/// one TCP connection. Its settings hold for every request; the deadlines are per request.
+fn agent() -> &'static ureq::Agent {
+    static AGENT: std::sync::OnceLock<ureq::Agent> = std::sync::OnceLock::new();
+    AGENT.get_or_init(|| {
+        ureq::Agent::config_builder()
+            .proxy(None)
+            .max_redirects(0)
+            .http_status_as_error(false)
+            .max_idle_age(IDLE)
+            .user_agent(concat!("gitward/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into()
+    })
+}
+
+/// How long an unused connection stays in the pool.
+const IDLE: Duration = Duration::from_secs(30);
+
 /// One blocking HTTP exchange under `timeout`.
 fn exchange(url: &str, method: &Method, timeout: Duration) -> Result<Answer, GatewayError> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .proxy(None)
-        .max_redirects(0)
-        .http_status_as_error(false)
-        .timeout_global(Some(timeout))
-        .timeout_connect(Some(CONNECT_TIMEOUT.min(timeout)))
-        .user_agent(concat!("gitward/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let agent = agent();
+    let connect = CONNECT_TIMEOUT.min(timeout);
     let sent = match method {
-        Method::Get => agent.get(url).header("Accept", "application/json").call(),
+        Method::Get => agent
+            .get(url)
+            .header("Accept", "application/json")
+            .config()
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(connect))
+            .build()
+            .call(),
         Method::Post(body) => agent
             .post(url)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
+            .config()
+            .timeout_global(Some(timeout))
+            .timeout_connect(Some(connect))
+            .build()
             .send(body.to_string()),
     };
     let mut response = sent.map_err(|e| transport(e, timeout))?;
@@ -324,6 +348,9 @@ fn transport(e: ureq::Error, timeout: Duration) -> GatewayError {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use serde_json::json;
 
     use super::*;
@@ -404,5 +431,64 @@ mod tests {
             Err(GatewayError::InvalidAddress(_))
         ));
         assert!(Client::from_configured(Some("localhost:1")).is_ok());
+    }
+
+    /// A loopback HTTP/1.1 peer that answers every request with `body` on the connection
+    /// it came on, and counts the connections it accepted.
+    fn keep_alive_peer(body: &'static str) -> (String, Arc<AtomicUsize>) {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&accepted);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    loop {
+                        let mut line = String::new();
+                        // Skip the request line and headers (status reads have no body).
+                        while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                            line.clear();
+                        }
+                        if line != "\r\n" {
+                            return;
+                        }
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if stream.write_all(answer.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, accepted)
+    }
+
+    #[tokio::test]
+    async fn requests_reuse_one_connection() {
+        let id = "1f3c5b9a-0c1d-4e2f-8a9b-0123456789ab";
+        let body: &'static str = Box::leak(
+            json!({"previewId": id, "operationType": "commit", "status": "pending"})
+                .to_string()
+                .into_boxed_str(),
+        );
+        let (addr, accepted) = keep_alive_peer(body);
+        let client = Client::from_configured(Some(&addr)).unwrap();
+        let cancel = CancellationToken::new();
+        for _ in 0..3 {
+            let (record, _) = client.status(id, &cancel).await.unwrap();
+            assert_eq!(record.preview_id, id);
+        }
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "one connection for three requests"
+        );
     }
 }

@@ -92,17 +92,36 @@ impl Repo {
 
 /// What a cached entry was derived from; any change means "ask git again".
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Fingerprint(Vec<Option<(SystemTime, u64, u64)>>);
+struct Fingerprint(Vec<Option<Stat>>);
 
-fn stat(path: &Path) -> Option<(SystemTime, u64, u64)> {
+/// One file's identity and state: a file or directory put in another's place (a swapped
+/// `.git`, a symbolic link pointed elsewhere) has another device or inode; a change of
+/// owner or mode (which git's ownership check reads) moves the change time.
+type Stat = (SystemTime, i64, i64, u64, u64, u64, u32);
+
+fn stat(path: &Path) -> Option<Stat> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len(), meta.ino()))
+    Some((
+        meta.modified().ok()?,
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.len(),
+        meta.dev(),
+        meta.ino(),
+        meta.uid(),
+    ))
 }
 
 /// `watched` are the configuration files (includes followed) and `.gitmodules` files the
 /// driver list was derived from.
 fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
+    // The top level's own identity and owner too (git refuses a repository owned by
+    // someone else), not its times: those move with every file added beside `.git`.
+    let top = repo.worktree.as_deref().and_then(stat);
+    let mut prints = vec![
+        top.map(|(_, _, _, _, dev, ino, uid)| (SystemTime::UNIX_EPOCH, 0, 0, 0, dev, ino, uid)),
+    ];
     let mut files = vec![
         repo.git_dir.clone(),
         repo.common_dir.join("config"),
@@ -115,7 +134,8 @@ fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
     files.push(repo.common_dir.join("objects/info/alternates"));
     files.extend(repo.watched.iter().cloned());
     files.extend(watched.iter().cloned());
-    Fingerprint(files.iter().map(|p| stat(p)).collect())
+    prints.extend(files.iter().map(|p| stat(p)));
+    Fingerprint(prints)
 }
 
 type Cache = Mutex<HashMap<PathBuf, (Arc<Repo>, Vec<PathBuf>, Fingerprint)>>;
@@ -162,7 +182,7 @@ async fn open_canonical(
     canonical: PathBuf,
     cancel: &CancellationToken,
 ) -> Result<Arc<Repo>, GitError> {
-    if let Some(repo) = cached(&canonical) {
+    if let Some(repo) = cached(&canonical).filter(|repo| config.allows(&repo.path)) {
         return Ok(repo);
     }
     let (mut repo, watched) = discover(config, arg, &canonical, cancel).await?;
@@ -330,5 +350,70 @@ fn layout_error(arg: &str, lines: &[&str], stderr: &str, code: Option<i32>) -> G
     } else {
         // Dubious ownership and everything else: git's own words say what to fix.
         GitError::failed(&command, code, stderr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn init(dir: &Path, extra: &[&str]) {
+        #[allow(clippy::disallowed_methods)]
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .args(extra)
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    async fn open_at(config: &Config, dir: &Path) -> Arc<Repo> {
+        let cancel = CancellationToken::new();
+        open(config, "repoPath", dir.to_str().unwrap(), &cancel)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_cached_repository_is_asked_again_once_it_was_swapped_or_changed_hands() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (a, b) = (root.join("a"), root.join("b"));
+        init(&a, &[]);
+        init(&b, &["--object-format=sha256"]);
+        let config = Config {
+            allowed_roots: vec![root.clone()],
+            ..Config::default()
+        };
+        let first = open_at(&config, &a).await;
+        assert!(Arc::ptr_eq(&first, &open_at(&config, &a).await), "cached");
+
+        // Another repository's `.git` moved into place.
+        std::fs::rename(a.join(".git"), root.join("a.git.old")).unwrap();
+        std::fs::rename(b.join(".git"), a.join(".git")).unwrap();
+        let swapped = open_at(&config, &a).await;
+        assert_eq!(swapped.object_format, ObjectFormat::Sha256);
+        assert!(Arc::ptr_eq(&swapped, &open_at(&config, &a).await));
+
+        // A mode change moves no modification time, only the change time.
+        let git_dir = a.join(".git");
+        std::fs::set_permissions(&git_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let again = open_at(&config, &a).await;
+        assert!(!Arc::ptr_eq(&swapped, &again), "a mode change is seen");
+
+        // A new owner of the working tree is seen even though nothing in `.git` moved.
+        if rustix::process::geteuid().is_root() {
+            let other = rustix::fs::Uid::from_raw(54_321);
+            rustix::fs::chown(&a, Some(other), None).unwrap();
+            let cancel = CancellationToken::new();
+            let after = open(&config, "repoPath", a.to_str().unwrap(), &cancel).await;
+            assert!(
+                after.as_ref().map_or(true, |r| !Arc::ptr_eq(r, &again)),
+                "the cached entry of another owner's tree was reused"
+            );
+        }
     }
 }

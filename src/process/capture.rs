@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{Invocation, Program, RunError, env, limit, program};
+use super::{Invocation, Program, RunError, env, limit, priority, program};
 use crate::sink::{Flow, Sink};
 
 /// How a child ended, with its sink and the stderr we kept.
@@ -257,6 +257,7 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
     };
     let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
     let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
+    let niceness = inv.niceness.or_else(priority::current);
 
     // The one sanctioned spawn site.
     #[allow(clippy::disallowed_methods)]
@@ -271,8 +272,11 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
         .stderr_file(err_w)
         .unchecked()
         // A group of its own lets a kill reach any helper process git starts.
-        .before_spawn(|cmd| {
+        .before_spawn(move |cmd| {
             std::os::unix::process::CommandExt::process_group(cmd, 0);
+            if let Some(niceness) = niceness {
+                priority::apply(cmd, niceness);
+            }
             Ok(())
         });
     expr = match stdin {

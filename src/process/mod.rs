@@ -12,6 +12,7 @@ pub mod env;
 mod error;
 pub mod limit;
 pub mod opener;
+pub mod priority;
 pub mod program;
 mod settings;
 
@@ -42,6 +43,8 @@ pub struct Invocation {
     pub(crate) extra_env: Vec<(OsString, OsString)>,
     pub(crate) timeout: Duration,
     pub(crate) stderr_cap: usize,
+    /// The child's niceness; unset, the one [`priority::background`] asks for, if any.
+    pub(crate) niceness: Option<i32>,
 }
 
 impl Invocation {
@@ -55,6 +58,7 @@ impl Invocation {
             extra_env: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             stderr_cap: STDERR_CAP,
+            niceness: None,
         }
     }
 
@@ -110,6 +114,13 @@ impl Invocation {
             self.extra_env
                 .push((format!("GIT_CONFIG_VALUE_{i}").into(), value.clone()));
         }
+        self
+    }
+
+    /// Runs the child at `niceness` (set before its program starts; never less nice
+    /// than gitward itself).
+    pub fn niceness(mut self, niceness: i32) -> Self {
+        self.niceness = Some(niceness);
         self
     }
 

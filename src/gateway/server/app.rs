@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use super::auth::Auth;
 use super::events::Events;
 use super::executor::Executor;
+use super::handshake::settle::Answered;
 use super::policy::Policy;
 use super::store::{Settings, Store, StoreError};
 use crate::audit::writer::AuditWriter;
@@ -37,6 +38,8 @@ pub struct App {
     pub handshake_port: u16,
     /// Carries out approved proposals and a person's restores.
     pub executor: Arc<Executor>,
+    /// New proposals whose background work waits for the proposing call's status read.
+    pub answered: Answered,
 }
 
 impl App {
@@ -86,7 +89,7 @@ impl StorePool {
 
     fn give_back(&self, store: Store) {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
-        if idle.len() < MAX_IDLE {
+        if idle.len() < MAX_IDLE && store.is_sound() {
             idle.push(store);
         }
     }

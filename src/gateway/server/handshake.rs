@@ -12,6 +12,7 @@ pub(crate) mod preview;
 mod proposal;
 mod scope;
 mod semantic;
+pub mod settle;
 
 pub use bridge::{RestoreQuery, query_repo};
 
@@ -99,6 +100,7 @@ async fn status(State(app): State<Arc<App>>, Path(id): Path<String>) -> Result<R
         move |s| s.get(&id, jiff::Timestamp::now())
     });
     let record = before.await?;
+    app.answered.read(&id);
     if record.status == api::Status::Expired {
         // The read may have been what expired it.
         app.changed.notify_one();

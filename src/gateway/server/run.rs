@@ -132,6 +132,7 @@ pub async fn start(options: Options) -> Result<Started, String> {
         changed: Arc::new(Notify::new()),
         ui_port: ui_addr.port(),
         handshake_port: handshake_addr.port(),
+        answered: Default::default(),
     });
     if let Some(dir) = &options.gateway_dir {
         write_run_files(dir, &app, &ui_url, handshake_addr)

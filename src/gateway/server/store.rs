@@ -165,6 +165,9 @@ pub struct Transition {
 pub struct Store {
     conn: Connection,
     settings: Settings,
+    /// Set when the connection could not be put back to syncing every commit; the pool
+    /// then drops it rather than reuse it.
+    broken: bool,
 }
 
 impl Store {
@@ -173,10 +176,36 @@ impl Store {
     pub fn open(path: &Path, settings: Settings) -> Result<Store, StoreError> {
         let mut conn = file::open(path, settings.busy_timeout)?;
         schema::migrate(&mut conn, path)?;
-        Ok(Store { conn, settings })
+        Ok(Store {
+            conn,
+            settings,
+            broken: false,
+        })
     }
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// False once the connection may no longer sync every commit: never reuse it.
+    pub fn is_sound(&self) -> bool {
+        !self.broken
+    }
+
+    /// Runs `work` with commits that do not wait for the disk. Only for what is derived
+    /// and recomputed when lost (a card's preview, the audit cursor): the write-ahead log
+    /// is ordered, so such a commit is lost in a power cut only together with everything
+    /// after it, and the next synced commit (any transition) makes it durable too.
+    fn unsynced<T>(
+        &mut self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let result = work(&self.conn);
+        if let Err(e) = self.conn.pragma_update(None, "synchronous", "FULL") {
+            self.broken = true;
+            return Err(e.into());
+        }
+        result
     }
 }

@@ -11,7 +11,7 @@ use super::super::store::CardData;
 use crate::gateway::api::ErrorCode;
 use crate::git::Repo;
 use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins};
-use crate::process::CancellationToken;
+use crate::process::{CancellationToken, priority};
 
 /// The operation type `kind`, if this gateway carries it out.
 pub fn operation_of(kind: &str) -> Result<&'static dyn Operation, ApiError> {
@@ -58,45 +58,55 @@ static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 /// Computes the card's preview of the new proposal `id` in the background — first the
 /// pins read only now ([`Operation::late_pins`]), then the preview against them — stores
 /// both and streams the card; a preview that fails shows its error on the card instead.
+/// Its git processes run nicer than the calls someone is waiting for.
 pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: Fields, pins: Pins) {
-    tokio::spawn(async move {
-        let Ok(op) = operation_of(&kind) else {
-            return;
-        };
-        let _turn = PREVIEWS.acquire().await;
-        hold().await;
-        let cancel = CancellationToken::new();
-        let ctx = Ctx {
-            repo: &repo,
-            config: &app.config,
-            cancel: &cancel,
-        };
-        let (pins, preview) = match operation::with_late_pins(op, ctx, &fields, pins.clone()).await
-        {
-            Ok(pins) => {
-                let preview = op.preview(ctx, &fields, &pins).await;
-                (pins, preview)
-            }
-            Err(e) => (pins, Err(e)),
-        };
-        let preview = preview.unwrap_or_else(|e| json!({"error": e.to_string()}));
-        let data = CardData {
-            pins: Some(pins.0),
-            preview: Some(preview),
-        };
-        let stored = app
-            .store
-            .run({
-                let id = id.clone();
-                move |s| s.set_card_data(&id, &data)
-            })
-            .await;
-        if let Err(e) = stored {
-            eprintln!("gitward gateway: storing the preview of {id}: {e}");
-            return;
+    let work = compute(app, id, repo, kind, fields, pins);
+    tokio::spawn(priority::background(priority::BACKGROUND, work));
+}
+
+async fn compute(
+    app: Arc<App>,
+    id: String,
+    repo: Arc<Repo>,
+    kind: String,
+    fields: Fields,
+    pins: Pins,
+) {
+    let Ok(op) = operation_of(&kind) else {
+        return;
+    };
+    let _turn = PREVIEWS.acquire().await;
+    hold().await;
+    let cancel = CancellationToken::new();
+    let ctx = Ctx {
+        repo: &repo,
+        config: &app.config,
+        cancel: &cancel,
+    };
+    let (pins, preview) = match operation::with_late_pins(op, ctx, &fields, pins.clone()).await {
+        Ok(pins) => {
+            let preview = op.preview(ctx, &fields, &pins).await;
+            (pins, preview)
         }
-        let _ = super::super::events::publish(&app, &id).await;
-    });
+        Err(e) => (pins, Err(e)),
+    };
+    let preview = preview.unwrap_or_else(|e| json!({"error": e.to_string()}));
+    let data = CardData {
+        pins: Some(pins.0),
+        preview: Some(preview),
+    };
+    let stored = app
+        .store
+        .run({
+            let id = id.clone();
+            move |s| s.set_card_data(&id, &data)
+        })
+        .await;
+    if let Err(e) = stored {
+        eprintln!("gitward gateway: storing the preview of {id}: {e}");
+        return;
+    }
+    let _ = super::super::events::publish(&app, &id).await;
 }
 
 /// Development builds only: while the file `GITWARD_DEBUG_PREVIEW_HOLD` names exists, a

@@ -52,26 +52,35 @@ pub async fn preview(
         })
         .await?;
     crate::operation::crash::point(AFTER_INSERT);
-    app.changed.notify_one();
     let (status, record) = match inserted {
         Inserted::New(record) => {
             let id = record.preview_id.clone();
-            // Both run after this answer; neither can delay or change it.
+            app.answered.expect(&id);
+            // All of it runs once the proposing call has its answer (`settle`): it can
+            // neither delay nor change that answer.
             let paths = super::preview::operation_of(&kind)
                 .map(|op| op.touched_paths(&proposal.fields))
                 .unwrap_or_default();
             let agent = proposal.agent_id.clone();
-            others::spawn(
-                Arc::clone(&app),
-                id.clone(),
-                Arc::clone(&repo),
-                agent,
-                paths,
-            );
-            super::preview::spawn(Arc::clone(&app), id, repo, kind, proposal.fields, pins);
+            let app = Arc::clone(&app);
+            tokio::spawn(async move {
+                app.answered.settled(&id).await;
+                app.changed.notify_one();
+                others::spawn(
+                    Arc::clone(&app),
+                    id.clone(),
+                    Arc::clone(&repo),
+                    agent,
+                    paths,
+                );
+                super::preview::spawn(app, id, repo, kind, proposal.fields, pins);
+            });
             (StatusCode::ACCEPTED, record)
         }
-        Inserted::Existing(record) => (StatusCode::OK, record),
+        Inserted::Existing(record) => {
+            app.changed.notify_one();
+            (StatusCode::OK, record)
+        }
     };
     let accepted = Accepted {
         preview_id: record.preview_id,

@@ -19,10 +19,14 @@ impl Store {
     pub fn set_card_data(&mut self, id: &str, data: &CardData) -> Result<(), StoreError> {
         let pins = data.pins.as_ref().map(rows::to_json).transpose()?;
         let preview = data.preview.as_ref().map(rows::to_json).transpose()?;
-        let changed = self.conn.execute(
-            "UPDATE proposals SET pins_json = ?2, preview_json = ?3 WHERE preview_id = ?1",
-            params![id, pins, preview],
-        )?;
+        // Unsynced: a preview lost in a power cut is computed again at start, from the
+        // pins stored (synced) with the proposal.
+        let changed = self.unsynced(|conn| {
+            Ok(conn.execute(
+                "UPDATE proposals SET pins_json = ?2, preview_json = ?3 WHERE preview_id = ?1",
+                params![id, pins, preview],
+            )?)
+        })?;
         if changed == 0 {
             return Err(StoreError::NotFound {
                 preview_id: id.to_owned(),
@@ -63,12 +67,16 @@ impl Store {
 
     /// Moves the audit cursor forward to `seq` (never back).
     pub fn set_audit_cursor(&mut self, seq: i64) -> Result<(), StoreError> {
-        self.conn.execute(
-            "INSERT INTO audit_cursor (id, seq) VALUES (1, ?1)
-             ON CONFLICT (id) DO UPDATE SET seq = max(seq, ?1)",
-            [seq],
-        )?;
-        Ok(())
+        // Unsynced: a cursor lost in a power cut only has the follower audit those
+        // transitions again, each entry naming its `transitionSeq`.
+        self.unsynced(|conn| {
+            conn.execute(
+                "INSERT INTO audit_cursor (id, seq) VALUES (1, ?1)
+                 ON CONFLICT (id) DO UPDATE SET seq = max(seq, ?1)",
+                [seq],
+            )?;
+            Ok(())
+        })
     }
 }
 
@@ -98,5 +106,26 @@ mod tests {
         store.set_audit_cursor(5).unwrap();
         store.set_audit_cursor(3).unwrap();
         assert_eq!(store.audit_cursor().unwrap(), 5);
+    }
+
+    #[test]
+    fn derived_rows_leave_the_connection_syncing_every_commit() {
+        let (_dir, mut store) = fresh();
+        let id = new_pending(&mut store, 1, "a").preview_id;
+        let synchronous = |store: &Store| -> i64 {
+            store
+                .conn
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .unwrap()
+        };
+        const FULL: i64 = 2;
+        assert_eq!(synchronous(&store), FULL);
+        store.set_card_data(&id, &CardData::default()).unwrap();
+        assert_eq!(synchronous(&store), FULL);
+        assert!(store.set_card_data("nope", &CardData::default()).is_err());
+        assert_eq!(synchronous(&store), FULL);
+        store.set_audit_cursor(1).unwrap();
+        assert_eq!(synchronous(&store), FULL);
+        assert!(store.is_sound());
     }
 }
