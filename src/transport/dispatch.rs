@@ -69,8 +69,10 @@ fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
     }
 }
 
+/// What `initialize` settled for a conversation; carried over when the handshake was
+/// answered before the serving loop started.
 #[derive(Default)]
-struct Session {
+pub struct Session {
     /// Set by `initialize` (legacy era only).
     version: Option<Version>,
     client: ClientInfo,
@@ -105,6 +107,23 @@ impl Handler {
             observers,
             shutdown,
         }
+    }
+
+    /// A conversation that goes on from `session`.
+    pub fn resume(
+        config: Arc<Config>,
+        observers: Observers,
+        shutdown: CancellationToken,
+        session: Session,
+    ) -> Handler {
+        let handler = Handler::new(config, observers, shutdown);
+        *handler.session.lock().unwrap_or_else(|p| p.into_inner()) = session;
+        handler
+    }
+
+    /// What the handshake settled, to [`Handler::resume`] from.
+    pub fn into_session(self) -> Session {
+        self.session.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn config(&self) -> &Arc<Config> {
