@@ -62,7 +62,7 @@ pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutco
 fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
     let structured = tool.error_payload(err);
     CallOutcome {
-        text: structured.to_string(),
+        text: tools::compact(&structured),
         structured,
         is_error: true,
         error_code: Some(err.code),

@@ -24,6 +24,10 @@ use crate::process::CancellationToken;
 /// The serving loop's input buffer, as the stdio server has always used.
 const INPUT_BUFFER: usize = 64 * 1024;
 
+/// The first frame's buffer: an `initialize` is a few hundred bytes, and every page of a
+/// larger buffer is zeroed before the answer. A longer frame is read in more pieces.
+const FIRST_BUFFER: usize = 8 * 1024;
+
 /// What the first message left for the serving loop.
 #[derive(Default)]
 pub struct Opening {
@@ -44,7 +48,7 @@ impl Opening {
 
 /// Reads the first frame from stdin and answers it on stdout if it is `initialize`.
 pub fn answer_first(config: &Arc<Config>) -> std::io::Result<Opening> {
-    let mut reader = FrameReader::new(BufReader::with_capacity(INPUT_BUFFER, BlockingStdin));
+    let mut reader = FrameReader::new(BufReader::with_capacity(FIRST_BUFFER, BlockingStdin));
     let frame = block_on(reader.next())?;
     let rest = reader.into_inner().buffer().to_vec();
     let handler = Handler::new(
@@ -63,7 +67,7 @@ pub fn answer_first(config: &Arc<Config>) -> std::io::Result<Opening> {
     };
     let first = match reply {
         Some(reply) => {
-            let mut line = reply.to_string().into_bytes();
+            let mut line = crate::tools::compact(&reply).into_bytes();
             line.push(b'\n');
             let mut out = std::io::stdout().lock();
             // As in the serving loop, a closed stdout does not stop reading.

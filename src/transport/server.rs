@@ -60,7 +60,7 @@ impl Server {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(write_lines(rx, output));
         let send = move |message: &Value| {
-            let _ = tx.send(message.to_string().into_bytes());
+            let _ = tx.send(crate::tools::compact(message).into_bytes());
         };
         let Opening { first, session, .. } = opening;
         let observers = observers.into();
