@@ -72,6 +72,11 @@ vs repo.brief "ratio ≤ 1.15x vs git status --porcelain=v2 -z --branch" \
     "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
 vs repo.history "ratio ≤ 1.5x vs git log -50" \
     "{\"repoPath\":\"$REPO\",\"limit\":50}" git -C "$REPO" log -50
+# The same walk with the fields repo.history asks for (git log -z --format, one commit
+# more to know whether a next page exists): what is left is the server's own cost.
+HISTORY_FORMAT='--format=%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%s%x00%b%x00%h%x00'
+vs repo.history "ratio ≤ 1.2x vs git log -51 with the same fields" \
+    "{\"repoPath\":\"$REPO\",\"limit\":50}" git -C "$REPO" log -z -51 "$HISTORY_FORMAT"
 
 REBASE=$BENCH_DIR/rebase
 if [ ! -d "$REBASE/.git" ]; then

@@ -20,7 +20,7 @@
 //! ```
 //!
 //! `vs` prints one line: medians, min–max, the ratio of the medians and the spread of
-//! the per-round ratios.
+//! the per-round ratios, and the median per-round difference: the server's own cost per call.
 
 // A benchmark driver stops at the first failure, with its location.
 #![allow(clippy::unwrap_used)]
@@ -261,11 +261,20 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
         .map(|(a, b)| ms(a) / ms(b))
         .collect();
     ratios.sort_by(f64::total_cmp);
+    let median = |v: &[Duration]| ms(&v[v.len() / 2]);
+    // The server's own part of a call (reading the request, starting git, parsing its
+    // output, writing the answer), as the median of the per-round differences: the git
+    // run it makes costs about what the direct one does.
+    let mut extra: Vec<f64> = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| ms(a) - ms(b))
+        .collect();
+    extra.sort_by(f64::total_cmp);
     ours.sort();
     theirs.sort();
-    let median = |v: &[Duration]| ms(&v[v.len() / 2]);
     println!(
-        "{tool:<22} gitward {:8.2} ms ({:.2}–{:.2})   git {:8.2} ms ({:.2}–{:.2})   ratio {:.2}x (per round {:.2}–{:.2}, {rounds} rounds)",
+        "{tool:<22} gitward {:8.2} ms ({:.2}–{:.2})   git {:8.2} ms ({:.2}–{:.2})   ratio {:.2}x (per round {:.2}–{:.2}, {rounds} rounds)   server's own {:.2} ms per call",
         median(&ours),
         ms(&ours[0]),
         ms(&ours[ours.len() - 1]),
@@ -275,6 +284,7 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
         median(&ours) / median(&theirs),
         ratios[0],
         ratios[ratios.len() - 1],
+        extra[extra.len() / 2],
     );
     Ok(())
 }

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::options::SharedOptions;
-use super::startup::{runtime, start_audit};
+use super::startup::{open_audit, runtime, spawn_audit};
 use crate::audit;
 use crate::config::Config;
 use crate::process::CancellationToken;
-use crate::transport::{Server, http};
+use crate::transport::{Server, http, opening};
 
 /// Serve MCP over stdio (the default when no command is given), or over HTTP.
 #[derive(Debug, Args)]
@@ -65,18 +65,37 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
     }
     // Audit configuration fails closed: a bad signing key stops the server before it
     // has said anything on stdout.
-    let audit = match start_audit(&config) {
+    let ledger = match open_audit(&config) {
+        Ok(ledger) => ledger,
+        Err(code) => return code,
+    };
+    // Stale records are swept before the first answer; the writer threads, the runtime
+    // and its workers start after it, so a client's `initialize` does not wait for them.
+    let presence = crate::presence::own::Presence::start(&config);
+    let mut opening = match transport {
+        Transport::Stdio => match opening::answer_first(&config) {
+            Ok(opening) => Some(opening),
+            Err(e) => {
+                eprintln!("gitward: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        Transport::Http { .. } => None,
+    };
+    let audit = match ledger.map(spawn_audit).transpose() {
         Ok(audit) => audit,
         Err(code) => return code,
     };
-    let presence = crate::presence::own::Presence::start(&config);
-    let mut observers: Vec<Arc<dyn crate::observe::CallObserver>> = Vec::new();
+    if let Some(presence) = &presence {
+        presence.start_writer();
+    }
     let recorder = audit.as_ref().map(|writer| {
         Arc::new(audit::record::AuditObserver::new(
             Arc::clone(writer),
             audit::flood::window(config.audit.refusal_window_ms),
         ))
     });
+    let mut observers: Vec<Arc<dyn crate::observe::CallObserver>> = Vec::new();
     if let Some(recorder) = &recorder {
         observers.push(Arc::clone(recorder) as Arc<dyn crate::observe::CallObserver>);
     }
@@ -86,27 +105,15 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
     let runtime = runtime();
     let result = runtime.block_on(async {
         let shutdown = CancellationToken::new();
-        let signals = shutdown.clone();
-        tokio::spawn(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut int)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-            ) else {
-                return;
-            };
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+        watch_signals(shutdown.clone());
+        match (transport, opening.take()) {
+            (Transport::Stdio, opening) => {
+                let mut opening = opening.unwrap_or_default();
+                let stdin = opening.input();
+                let stdout = tokio::io::stdout();
+                Server::serve_opened(config, observers, opening, stdin, stdout, shutdown).await
             }
-            signals.cancel();
-        });
-        match transport {
-            Transport::Stdio => {
-                let stdin = tokio::io::BufReader::with_capacity(64 * 1024, tokio::io::stdin());
-                Server::serve(config, observers, stdin, tokio::io::stdout(), shutdown).await
-            }
-            Transport::Http { addr, options } => {
+            (Transport::Http { addr, options }, _) => {
                 let listener = tokio::net::TcpListener::bind(addr).await?;
                 let local = listener.local_addr()?;
                 {
@@ -140,4 +147,22 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Cancels `shutdown` on SIGTERM or SIGINT.
+fn watch_signals(shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        shutdown.cancel();
+    });
 }

@@ -16,6 +16,12 @@ pub fn runtime() -> tokio::runtime::Runtime {
 
 /// Opens the audit ledger and its writer thread; `Ok(None)` when audit is off.
 pub fn start_audit(config: &Config) -> Result<Option<Arc<audit::writer::AuditWriter>>, ExitCode> {
+    open_audit(config)?.map(spawn_audit).transpose()
+}
+
+/// Checks the audit configuration and opens the ledger, without its writer thread:
+/// `Ok(None)` when audit is off. A bad configuration is reported here.
+pub fn open_audit(config: &Config) -> Result<Option<Ledger>, ExitCode> {
     let config = match AuditConfig::from_config(config) {
         Ok(Some(config)) => config,
         Ok(None) => return Ok(None),
@@ -28,12 +34,16 @@ pub fn start_audit(config: &Config) -> Result<Option<Arc<audit::writer::AuditWri
             return Err(ExitCode::FAILURE);
         }
     };
-    let started = Ledger::open(config).and_then(audit::writer::AuditWriter::spawn);
-    match started {
-        Ok(writer) => Ok(Some(writer)),
-        Err(e) => {
-            eprintln!("gitward: cannot start the audit writer: {e}; refusing to start");
-            Err(ExitCode::FAILURE)
-        }
-    }
+    Ledger::open(config).map(Some).map_err(|e| {
+        eprintln!("gitward: cannot start the audit writer: {e}; refusing to start");
+        ExitCode::FAILURE
+    })
+}
+
+/// Starts the writer thread of an opened ledger.
+pub fn spawn_audit(ledger: Ledger) -> Result<Arc<audit::writer::AuditWriter>, ExitCode> {
+    audit::writer::AuditWriter::spawn(ledger).map_err(|e| {
+        eprintln!("gitward: cannot start the audit writer: {e}; refusing to start");
+        ExitCode::FAILURE
+    })
 }

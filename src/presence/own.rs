@@ -85,7 +85,8 @@ struct State {
 
 impl Presence {
     /// Sweeps stale records and prepares ours, unless presence is disabled or there is no
-    /// run directory. Nothing is written until the first accepted call.
+    /// run directory. Nothing is written until the first accepted call, and only once
+    /// [`Presence::start_writer`] has run.
     pub fn start(config: &Config) -> Option<Arc<Presence>> {
         if config.presence_disabled {
             return None;
@@ -111,21 +112,35 @@ impl Presence {
             repos: VecDeque::new(),
             publish: false,
         }));
-        let (tx, rx) = channel();
-        let writer = {
-            let state = Arc::clone(&state);
-            let path = path.clone();
-            std::thread::Builder::new()
-                .name("presence".into())
-                .spawn(move || writer_loop(&path, &state, &rx))
-                .ok()?
-        };
         Some(Arc::new(Presence {
             path,
             state,
-            wake: Mutex::new(Some(tx)),
-            writer: Mutex::new(Some(writer)),
+            wake: Mutex::new(None),
+            writer: Mutex::new(None),
         }))
+    }
+
+    /// Starts the thread that writes the record. Kept apart from [`Presence::start`] so
+    /// the stale records are swept before the first answer while the thread starts after
+    /// it; calls observed before this are written with the next one.
+    pub fn start_writer(&self) {
+        let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if writer.is_some() {
+            return;
+        }
+        let (tx, rx) = channel();
+        let state = Arc::clone(&self.state);
+        let path = self.path.clone();
+        let spawned = std::thread::Builder::new()
+            .name("presence".into())
+            .spawn(move || writer_loop(&path, &state, &rx));
+        // Without its thread the record is never written: presence is best effort.
+        if let Ok(handle) = spawned {
+            *writer = Some(handle);
+            // The writer skips it unless a call was already observed.
+            let _ = tx.send(());
+            *self.wake.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+        }
     }
 
     /// Where the record is (or will be) written.

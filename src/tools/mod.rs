@@ -90,7 +90,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The text content block. By default the compact JSON of the structured result.
     fn text(structured: &Value) -> String {
-        structured.to_string()
+        compact(structured)
     }
 
     /// The text content block when it depends on more than the structured result (the
@@ -179,7 +179,7 @@ impl ToolDef {
             schemas: OnceLock::new(),
             build_schemas: about.schemas,
             invoke,
-            text: Value::to_string,
+            text: compact,
         }
     }
 
@@ -221,6 +221,13 @@ impl ToolDef {
             "error": { "code": error.code, "message": error.message, "data": error.data },
         })
     }
+}
+
+/// The compact JSON of `value`, as its `Display` writes it, without going through a
+/// formatter one fragment at a time.
+pub fn compact(value: &Value) -> String {
+    // Writing a `Value` into a string cannot fail; the fallback only keeps this total.
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 /// Every tool, in `tools/list` order.

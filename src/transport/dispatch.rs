@@ -62,15 +62,17 @@ pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutco
 fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
     let structured = tool.error_payload(err);
     CallOutcome {
-        text: structured.to_string(),
+        text: tools::compact(&structured),
         structured,
         is_error: true,
         error_code: Some(err.code),
     }
 }
 
+/// What `initialize` settled for a conversation; carried over when the handshake was
+/// answered before the serving loop started.
 #[derive(Default)]
-struct Session {
+pub struct Session {
     /// Set by `initialize` (legacy era only).
     version: Option<Version>,
     client: ClientInfo,
@@ -105,6 +107,23 @@ impl Handler {
             observers,
             shutdown,
         }
+    }
+
+    /// A conversation that goes on from `session`.
+    pub fn resume(
+        config: Arc<Config>,
+        observers: Observers,
+        shutdown: CancellationToken,
+        session: Session,
+    ) -> Handler {
+        let handler = Handler::new(config, observers, shutdown);
+        *handler.session.lock().unwrap_or_else(|p| p.into_inner()) = session;
+        handler
+    }
+
+    /// What the handshake settled, to [`Handler::resume`] from.
+    pub fn into_session(self) -> Session {
+        self.session.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn config(&self) -> &Arc<Config> {

@@ -29,6 +29,11 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
         FrameReader { inner }
     }
 
+    /// The reader, with whatever it has buffered past the last frame.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
     /// The next frame, skipping blank lines between messages.
     pub async fn next(&mut self) -> std::io::Result<Frame> {
         loop {

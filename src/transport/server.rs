@@ -16,6 +16,7 @@ use super::dispatch::Handler;
 use super::framing::{Frame, FrameReader};
 use super::guard;
 use super::jsonrpc::{self, Incoming};
+use super::opening::Opening;
 use crate::config::Config;
 use crate::error::code;
 use crate::observe::CallObserver;
@@ -38,20 +39,49 @@ impl Server {
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let opening = Opening::default();
+        Server::serve_opened(config, observers, opening, input, output, shutdown).await
+    }
+
+    /// [`Server::serve`] after [`super::opening::answer_first`]: its first frame, if not
+    /// answered there, is served first, and its handshake holds.
+    pub async fn serve_opened<R, W>(
+        config: Arc<Config>,
+        observers: Vec<Arc<dyn CallObserver>>,
+        opening: Opening,
+        input: R,
+        output: W,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncBufRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(write_lines(rx, output));
         let send = move |message: &Value| {
-            let _ = tx.send(message.to_string().into_bytes());
+            let _ = tx.send(crate::tools::compact(message).into_bytes());
         };
-        let handler = Arc::new(Handler::new(config, observers.into(), shutdown.clone()));
+        let Opening { first, session, .. } = opening;
+        let observers = observers.into();
+        let handler = Arc::new(Handler::resume(
+            config,
+            observers,
+            shutdown.clone(),
+            session,
+        ));
+        let mut first = first;
         let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
         let inflight = guard::Inflight::new();
         loop {
-            let frame = tokio::select! {
-                biased;
-                _ = shutdown.cancelled() => break,
-                frame = reader.next() => frame?,
+            let frame = match first.take() {
+                Some(frame) => frame,
+                None => tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break,
+                    frame = reader.next() => frame?,
+                },
             };
             while tasks.try_join_next().is_some() {}
             match frame {
