@@ -185,6 +185,7 @@ pub async fn anything_staged(git: &Git<'_>) -> Result<bool, GitError> {
         .await?;
     Ok(out.code == Some(1))
 }
+
 /// [`anything_staged`] for a born HEAD at `head`: when the index's cache tree says which
 /// tree the whole index amounts to, that tree against HEAD's (one `rev-parse`, the index
 /// read in-process); otherwise git's whole comparison.
