@@ -185,6 +185,25 @@ pub async fn anything_staged(git: &Git<'_>) -> Result<bool, GitError> {
         .await?;
     Ok(out.code == Some(1))
 }
+
+/// [`anything_staged`] for a born HEAD at `head`: when the index's cache tree says which
+/// tree the whole index amounts to, that tree against HEAD's (one `rev-parse`, the index
+/// read in-process); otherwise git's whole comparison.
+pub async fn staged_against(git: &Git<'_>, head: &Oid) -> Result<bool, GitError> {
+    let path = git.repo.git_dir.join("index");
+    let format = git.repo.object_format;
+    let root = crate::safe_file::off_thread(git.cancel(), move || {
+        super::index_lookup::tree(&path, format)
+    })
+    .await?;
+    if let Some(root) = root
+        && let Some(tree) = super::head_tree::tree_of(git, head).await?
+    {
+        return Ok(tree != root);
+    }
+    anything_staged(git).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

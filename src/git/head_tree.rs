@@ -3,6 +3,25 @@
 
 use super::{Git, GitError, Oid, RepoRelPath};
 
+/// The tree of `commit`; `None` when it is not a commit git has.
+pub async fn tree_of(git: &Git<'_>, commit: &Oid) -> Result<Option<Oid>, GitError> {
+    let spec = format!("{commit}^{{tree}}");
+    let out = git
+        .cmd([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &spec,
+        ])
+        .capture_allowing(4096, &[0, 1, 128])
+        .await?;
+    Ok(out
+        .success()
+        .then(|| Oid::parse(String::from_utf8_lossy(&out.sink.bytes).trim()))
+        .flatten())
+}
+
 /// Which of `names` (repository-relative paths) exist in HEAD's tree. Empty on an
 /// unborn HEAD.
 pub async fn present(git: &Git<'_>, names: &[&str]) -> Result<Vec<String>, GitError> {

@@ -21,6 +21,7 @@ pub mod head;
 pub mod head_tree;
 pub mod index_copy;
 pub mod index_file;
+pub mod index_lookup;
 pub mod layout;
 pub mod log;
 pub mod ls_files;
@@ -187,6 +188,15 @@ impl<'a> Git<'a> {
                 arg,
                 format!("no commit named '{}' in this repository", rev.as_str()),
             )),
+        }
+    }
+
+    /// [`Git::resolve_commit`] answered from the ref files, without a process, when
+    /// `rev` names a local branch by git's own lookup order.
+    pub async fn resolve_named_commit(&self, arg: &str, rev: &Rev) -> Result<Oid, GitError> {
+        match ref_file::branch_named(self.repo, rev.as_str()) {
+            Some((_, oid)) => Ok(oid),
+            None => self.resolve_commit(arg, rev).await,
         }
     }
 

@@ -61,18 +61,115 @@ pub fn read(repo: &Repo, name: &str) -> Option<RefValue> {
     }
 }
 
+/// The branch a short name such as `feature` means to git (`git help revisions`: the
+/// first of `<name>`, `refs/<name>`, `refs/tags/<name>`, `refs/heads/<name>`,
+/// `refs/remotes/<name>`, `refs/remotes/<name>/HEAD` that exists) with its commit, when
+/// that first ref is a local branch — git keeps only commits there. `None` when git must
+/// be asked: the first match is a tag or anything else, the name could be read as an
+/// object id, or a candidate cannot be read with certainty.
+pub fn branch_named(repo: &Repo, name: &str) -> Option<(String, Oid)> {
+    if uses_reftable(repo) || super::args::check_ref_name("name", name).is_err() {
+        return None;
+    }
+    let hex = name.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex || name == "HEAD" {
+        return None;
+    }
+    if name.starts_with("refs/") {
+        if !name.starts_with("refs/heads/") || !common(name) {
+            return None;
+        }
+        return match shared_ref(repo, name)?? {
+            Loose::Oid(oid) => Some((name.to_owned(), oid)),
+            Loose::Symbolic(_) => None,
+        };
+    }
+    // A file of that name in the git directory (`ORIG_HEAD`, …) comes first.
+    for dir in [&repo.git_dir, &repo.common_dir] {
+        if std::fs::symlink_metadata(dir.join(name)).is_ok() {
+            return None;
+        }
+    }
+    let candidates = [
+        format!("refs/{name}"),
+        format!("refs/tags/{name}"),
+        format!("refs/heads/{name}"),
+        format!("refs/remotes/{name}"),
+        format!("refs/remotes/{name}/HEAD"),
+    ];
+    for candidate in candidates {
+        if !common(&candidate) {
+            return None;
+        }
+        match shared_ref(repo, &candidate)? {
+            None => continue,
+            Some(Loose::Oid(oid)) if candidate.starts_with("refs/heads/") => {
+                return Some((candidate, oid));
+            }
+            Some(_) => return None,
+        }
+    }
+    None
+}
+
+/// The branches checked out in the repository's worktrees (what `git worktree list`
+/// shows as `branch`), read from each worktree's `HEAD`; `None` when git must be asked
+/// (a linked worktree opened, whose main one may be bare; an unreadable `HEAD`).
+pub fn checked_out(repo: &Repo) -> Option<Vec<String>> {
+    if uses_reftable(repo) || repo.git_dir != repo.common_dir {
+        return None;
+    }
+    let mut heads = Vec::new();
+    if !repo.bare {
+        heads.push(repo.git_dir.join("HEAD"));
+    }
+    match std::fs::read_dir(repo.common_dir.join("worktrees")) {
+        Ok(dir) => {
+            for entry in dir {
+                let path = entry.ok()?.path();
+                // Git lists a linked worktree only when it can read its `gitdir`.
+                if path.join("gitdir").is_file() {
+                    heads.push(path.join("HEAD"));
+                }
+            }
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(_) => return None,
+    }
+    let mut out = Vec::new();
+    for head in heads {
+        match loose_file(&head)?? {
+            Loose::Symbolic(target) => out.push(target),
+            Loose::Oid(_) => {}
+        }
+    }
+    Some(out)
+}
+
+/// A name under `refs/` kept in the common directory, in a form read the same way as a
+/// file name: the per-worktree namespaces are left to git.
+fn common(name: &str) -> bool {
+    let per_worktree = ["refs/bisect/", "refs/worktree/", "refs/rewritten/"]
+        .iter()
+        .any(|p| name.starts_with(p));
+    name.starts_with("refs/") && !per_worktree && plain(name)
+}
+
+fn plain(name: &str) -> bool {
+    !name.contains("..")
+        && !name.contains("//")
+        && !name.ends_with('/')
+        && !name.ends_with(".lock")
+        && name.bytes().all(|b| b > b' ' && b != 0x7f && b != b'\\')
+}
+
 /// Refs every worktree shares, in the common directory; `refs/bisect/`, `refs/worktree/`
 /// and the like live per worktree and are left to git.
 fn shared(name: &str) -> bool {
     let known = ["refs/heads/", "refs/tags/", "refs/remotes/"]
         .iter()
         .any(|p| name.strip_prefix(p).is_some_and(|rest| !rest.is_empty()));
-    let plain = !name.contains("..")
-        && !name.contains("//")
-        && !name.ends_with('/')
-        && !name.ends_with(".lock")
-        && name.bytes().all(|b| b > b' ' && b != 0x7f && b != b'\\');
-    (known || name == "refs/stash") && plain
+    (known || name == "refs/stash") && plain(name)
 }
 
 /// The repository keeps its refs in a reftable (`extensions.refStorage`), whose files

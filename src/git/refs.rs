@@ -202,23 +202,29 @@ pub async fn with_targets(
 }
 
 /// Each of the refs `names` (full names) that has an upstream configured, with the
-/// upstream's full name.
-pub async fn upstreams(git: &Git<'_>, names: &[String]) -> Result<Vec<(String, String)>, GitError> {
+/// upstream's full name and how the ref relates to it (`None`: text git printed that the
+/// parser does not know).
+pub async fn upstream_tracks(
+    git: &Git<'_>,
+    names: &[String],
+) -> Result<Vec<(String, String, Option<Track>)>, GitError> {
     if names.is_empty() {
         return Ok(Vec::new());
     }
     let query = RefQuery {
-        fields: &fields(&["%(refname)", "%(upstream)"]),
+        fields: &fields(&["%(refname)", "%(upstream)", "%(upstream:track,nobracket)"]),
         sort: None,
         count: None,
         merged_into_head: false,
         patterns: names,
     };
-    let rows = collect(git, query, |f, _| Ok((text(&f[0]), text(&f[1])))).await?;
-    // A pattern also matches the refs below it (`refs/heads/a` covers `refs/heads/a/b`).
+    let rows = collect(git, query, |f, _| {
+        Ok((text(&f[0]), text(&f[1]), for_each_ref::track(&f[2])))
+    })
+    .await?;
     Ok(rows
         .into_iter()
-        .filter(|(n, u)| names.contains(n) && u.starts_with("refs/"))
+        .filter(|(n, u, _)| names.contains(n) && u.starts_with("refs/"))
         .collect())
 }
 

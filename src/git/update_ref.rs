@@ -83,12 +83,3 @@ pub async fn verify(git: &Git<'_>, name: &str) -> Result<Option<Oid>, GitError> 
         _ => None,
     })
 }
-
-/// Whether git accepts `name` as a branch name (`check-ref-format --branch`).
-pub async fn is_branch_name(git: &Git<'_>, name: &str) -> Result<bool, GitError> {
-    let out = git
-        .cmd(["check-ref-format", "--branch", name])
-        .capture_allowing(4096, &[0, 1, 128])
-        .await?;
-    Ok(out.success())
-}

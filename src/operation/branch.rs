@@ -76,7 +76,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &BranchFields) -> Result<Value, OpError> {
     // HEAD was just read from its files; any other start point is git's to resolve.
     let start_oid = match (&head, f.start_point.is_none()) {
         (Found::Symbolic { oid: Some(oid), .. } | Found::At(oid), true) => oid.clone(),
-        _ => git.resolve_commit("startPoint", &start).await?,
+        _ => git.resolve_named_commit("startPoint", &start).await?,
     };
     let existing = read_ref(&git, &f.refname()).await?;
     let mut out = json!({"branch": existing.to_json(), "startOid": start_oid.as_str()});
@@ -110,17 +110,15 @@ impl Operation for Branch {
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchFields::from_fields(fields)?;
-        let git = Git::new(ctx.repo, ctx.cancel);
-        let (valid, pins) = tokio::join!(
-            crate::git::update_ref::is_branch_name(&git, &f.name),
-            read_pins(ctx, &f)
-        );
-        if !valid? {
+        // `check-ref-format --branch`, in-process: the fields already passed the
+        // branch-name rules, and `refs/heads/<name>` must be a well-formed ref.
+        if crate::git::args::check_ref_name("name", &f.refname()).is_err() {
             return Err(OpError::invalid(
                 "name",
                 "git does not accept it as a branch name",
             ));
         }
+        let pins = read_pins(ctx, &f).await;
         if f.checkout && ctx.repo.worktree.is_none() {
             return Err(OpError::invalid(
                 "checkout",

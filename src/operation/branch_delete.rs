@@ -3,8 +3,9 @@
 //! The agent names branches in up to 20 repositories; the seed's rules decide which go. A
 //! branch is kept (and reported `skipped` with the reason) when it has commits that are
 //! neither in HEAD nor in its own upstream, when some worktree has it checked out, or
-//! when it does not exist. The decision is made when proposed (per repository: one
-//! `for-each-ref --merged`, one worktree list, an ancestry check per upstream) and made
+//! when it does not exist. The decision is made when proposed (per repository: the tips
+//! and the worktrees' branches from their files, one `for-each-ref --merged=HEAD` and one
+//! `for-each-ref` of the upstreams' tracking counts, side by side) and made
 //! again under the locks of every repository named: anything that changed in any of them
 //! is `stale`, and nothing is deleted anywhere. Each deletion is one `update-ref -d`
 //! guarded on the pinned tip, so a tip that moved in between is never deleted (`failed`).
@@ -29,8 +30,10 @@ use super::fields::{ensure, parse, schema_of};
 use super::paths::check_branch;
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
+use crate::git::ref_file::{self, RefValue};
 use crate::git::write::GitWrite;
-use crate::git::{Git, Oid, merge_base, refs};
+use crate::git::{Git, Oid, refs};
+use crate::parse::for_each_ref::Track;
 
 /// Repositories one proposal may name.
 pub const MAX_TARGETS: usize = 20;
@@ -103,22 +106,19 @@ fn refname(branch: &str) -> String {
 pub struct BranchDelete;
 
 /// Each named branch: its tip (null when absent) and whether it goes, with the reason.
+/// Tips and the worktrees' branches come from their files when they can; git answers
+/// which branches HEAD contains and how each relates to its upstream, side by side.
 async fn assess(git: &Git<'_>, branches: &[String]) -> Result<Value, OpError> {
     let names: Vec<String> = branches.iter().map(|b| refname(b)).collect();
     let head = super::pins::head(git).await?;
     let (tips, upstreams, merged, worktrees) = tokio::join!(
-        refs::resolve(git, &names),
-        upstreams(git, &names),
+        tips(git, &names),
+        refs::upstream_tracks(git, &names),
         merged_into_head(git, &names, head.to_json().is_null()),
-        crate::git::worktree::list(git, MAX_WORKTREES)
+        crate::git::worktree::checked_out(git, MAX_WORKTREES)
     );
     let (tips, upstreams, merged) = (tips?, upstreams?, merged?);
-    let checked_out: BTreeSet<String> = worktrees?
-        .worktrees
-        .into_iter()
-        .filter_map(|w| w.branch)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .collect();
+    let checked_out: BTreeSet<String> = worktrees?.into_iter().collect();
     let mut out = Vec::new();
     for (branch, name) in branches.iter().zip(&names) {
         let tip = tips.iter().find(|(n, _)| n == name).map(|(_, o)| o.clone());
@@ -129,8 +129,9 @@ async fn assess(git: &Git<'_>, branches: &[String]) -> Result<Value, OpError> {
                 (false, "checked out in a worktree".to_owned())
             }
             Some(_) if merged.contains(name) => (true, "every commit is in HEAD".to_owned()),
-            Some(tip) => match upstream.and_then(|(_, u, o)| o.as_ref().map(|o| (u, o))) {
-                Some((u, o)) if merge_base::is_ancestor(git, tip, o).await? == Some(true) => {
+            // Nothing ahead of an upstream that exists: the tip is in its history.
+            Some(_) => match upstream {
+                Some((_, u, Some(Track::Counts(0, _)))) => {
                     (true, format!("every commit is in its upstream {u}"))
                 }
                 _ => (
@@ -149,21 +150,18 @@ async fn assess(git: &Git<'_>, branches: &[String]) -> Result<Value, OpError> {
     Ok(json!({"head": head.to_json(), "branches": out}))
 }
 
-/// Each named branch's configured upstream (full name) and its commit when it exists.
-async fn upstreams(
-    git: &Git<'_>,
-    names: &[String],
-) -> Result<Vec<(String, String, Option<Oid>)>, OpError> {
-    let pairs = refs::upstreams(git, names).await?;
-    let wanted: Vec<String> = pairs.iter().map(|(_, u)| u.clone()).collect();
-    let found = refs::resolve(git, &wanted).await?;
-    Ok(pairs
-        .into_iter()
-        .map(|(n, u)| {
-            let oid = found.iter().find(|(f, _)| *f == u).map(|(_, o)| o.clone());
-            (n, u, oid)
-        })
-        .collect())
+/// The named refs that exist, with their commits: from the ref files, or from git when
+/// one of them cannot be read there.
+async fn tips(git: &Git<'_>, names: &[String]) -> Result<Vec<(String, Oid)>, OpError> {
+    let mut found = Vec::new();
+    for name in names {
+        match ref_file::read(git.repo, name) {
+            Some(RefValue::At(oid)) => found.push((name.clone(), oid)),
+            Some(RefValue::Absent) => {}
+            _ => return Ok(refs::resolve(git, names).await?),
+        }
+    }
+    Ok(found)
 }
 
 /// The named branches every commit of which HEAD contains.

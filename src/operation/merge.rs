@@ -85,28 +85,42 @@ pub struct Merge;
 /// HEAD (on the target), the source's commit, the index, and whether the merge is a
 /// fast-forward.
 async fn read_pins(ctx: Ctx<'_>, f: &MergeFields) -> Result<Value, OpError> {
-    read_state(ctx, f).await.map(|(pins, _)| pins)
+    let git = Git::new(ctx.repo, ctx.cancel);
+    let (mut pins, head, source) = read_refs(&git, f).await?;
+    let base = match &head {
+        Some(tip) => crate::git::merge_base::of(&git, tip, &source).await?,
+        None => None,
+    };
+    mark_fast_forward(&mut pins, head.as_ref(), base.as_ref());
+    Ok(pins)
 }
 
-/// [`read_pins`] and the merge base of HEAD and the source, from which both "is a
-/// fast-forward" and "already merged" follow (one git run for the two questions: when
-/// one commit contains the other, it is their only best common ancestor).
-async fn read_state(ctx: Ctx<'_>, f: &MergeFields) -> Result<(Value, Option<Oid>), OpError> {
-    let git = Git::new(ctx.repo, ctx.cancel);
+/// HEAD, the source's commit and the index, each read from its file when it can be (a
+/// source that is not a local branch is resolved by git); with HEAD's commit when it is
+/// on a born branch, and the source's.
+async fn read_refs(git: &Git<'_>, f: &MergeFields) -> Result<(Value, Option<Oid>, Oid), OpError> {
     let source = Rev::parse("sourceRef", &f.source_ref)?;
     let (head, source, index) = tokio::join!(
-        pins::head(&git),
-        git.resolve_commit("sourceRef", &source),
-        pins::index_digest(&git)
+        pins::head(git),
+        git.resolve_named_commit("sourceRef", &source),
+        pins::index_digest(git)
     );
     let (head, source, index) = (head?, source?, index?);
-    let mut out = json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index});
-    let mut base = None;
-    if let Found::Symbolic { oid: Some(tip), .. } = &head {
-        base = crate::git::merge_base::of(&git, tip, &source).await?;
-        out["fastForward"] = json!(base.as_ref() == Some(tip));
+    let pins = json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index});
+    let tip = match head {
+        Found::Symbolic { oid: Some(tip), .. } => Some(tip),
+        _ => None,
+    };
+    Ok((pins, tip, source))
+}
+
+/// Whether the merge is a fast-forward follows from the merge base of HEAD and the
+/// source (as "already merged" does: when one commit contains the other, it is their only
+/// best common ancestor).
+fn mark_fast_forward(pins: &mut Value, tip: Option<&Oid>, base: Option<&Oid>) {
+    if tip.is_some() {
+        pins["fastForward"] = json!(base == tip);
     }
-    Ok((out, base))
 }
 
 /// The pinned commit of the target branch.
@@ -125,7 +139,7 @@ fn source_oid(pins: &Value) -> Result<Oid, OpError> {
 }
 
 /// Refuses what git would refuse or what would do nothing, naming the field. `base` is
-/// the merge base [`read_state`] found, `staged` whether the index differs from HEAD.
+/// the merge base of HEAD and the source, `staged` whether the index differs from HEAD.
 fn check_mergeable(
     f: &MergeFields,
     pins: &Value,
@@ -183,9 +197,20 @@ impl Operation for Merge {
         let f = MergeFields::from_fields(fields)?;
         ctx.repo.require_worktree()?;
         let git = Git::new(ctx.repo, ctx.cancel);
-        let (state, staged) =
-            tokio::join!(read_state(ctx, &f), crate::git::diff::anything_staged(&git));
-        let (pins, base) = state?;
+        let (mut pins, tip, source) = read_refs(&git, &f).await?;
+        // The merge base and the staged check only matter on a born branch; the two git
+        // runs they need go side by side.
+        let (base, staged) = match &tip {
+            Some(tip) => {
+                let (base, staged) = tokio::join!(
+                    crate::git::merge_base::of(&git, tip, &source),
+                    crate::git::diff::staged_against(&git, tip)
+                );
+                (base?, staged)
+            }
+            None => (None, Ok(false)),
+        };
+        mark_fast_forward(&mut pins, tip.as_ref(), base.as_ref());
         check_mergeable(&f, &pins, base.as_ref(), staged)?;
         Ok(Pins(pins))
     }

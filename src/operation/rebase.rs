@@ -76,7 +76,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &RebaseFields) -> Result<Value, OpError> {
     ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
     let onto = Rev::parse("ontoRef", &f.onto_ref)?;
-    let (head, onto) = tokio::join!(pins::head(&git), git.resolve_commit("ontoRef", &onto));
+    let (head, onto) = tokio::join!(pins::head(&git), git.resolve_named_commit("ontoRef", &onto));
     let (head, onto) = (head?, onto?);
     let (branch, current) = match (f.branch(), &head) {
         (Some(name), _) => {

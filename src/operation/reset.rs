@@ -91,7 +91,7 @@ async fn read_refs(ctx: Ctx<'_>, f: &ResetFields) -> Result<Value, OpError> {
     let target = Rev::parse("targetRef", &f.target_ref)?;
     let (head, target, index) = tokio::join!(
         pins::head(&git),
-        git.resolve_commit("targetRef", &target),
+        git.resolve_named_commit("targetRef", &target),
         pins::index_digest(&git)
     );
     Ok(json!({"head": head?.to_json(), "targetOid": target?.as_str(), "index": index?}))

@@ -188,9 +188,23 @@ async fn locate(ctx: Ctx<'_>, f: &SubmodulePointerFields) -> Result<Located, OpE
     Ok(Located { parent, sub })
 }
 
-/// The gitlink the parent's index records at `rel`; `None` when there is none.
+/// The gitlink the parent's index records at `rel`; `None` when there is none. Read
+/// from the index file; git lists the gitlinks of an index the reader leaves to it.
 async fn recorded(git: &Git<'_>, rel: &str) -> Result<Option<Oid>, OpError> {
     let rel = rel.trim_end_matches('/').as_bytes();
+    let (index, format, wanted) = (
+        git.repo.git_dir.join("index"),
+        git.repo.object_format,
+        rel.to_vec(),
+    );
+    let read = crate::safe_file::off_thread(git.cancel(), move || {
+        crate::git::index_lookup::gitlink(&index, format, &wanted)
+    })
+    .await
+    .map_err(|e| OpError::Internal(e.to_string()))?;
+    if let Some(found) = read {
+        return Ok(found);
+    }
     let links = ls_files::gitlinks(git, MAX_GITLINKS).await?;
     Ok(links
         .merged

@@ -124,13 +124,7 @@ fn resolve(config: &Config, path: &Path) -> Result<PathBuf, OpError> {
 
 /// The branches checked out in some worktree (`branch refs/heads/…` records).
 async fn checked_out(git: &Git<'_>) -> Result<Vec<String>, OpError> {
-    Ok(crate::git::worktree::list(git, MAX_WORKTREES)
-        .await?
-        .worktrees
-        .into_iter()
-        .filter_map(|w| w.branch)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .collect())
+    Ok(crate::git::worktree::checked_out(git, MAX_WORKTREES).await?)
 }
 
 async fn read_pins(ctx: Ctx<'_>, f: &WorktreeFields, path: &Path) -> Result<Value, OpError> {
