@@ -51,6 +51,7 @@ mod load;
 mod op_branch_delete;
 mod op_branch_delete_multi;
 mod op_patch;
+mod op_path_pins;
 mod op_push;
 mod op_rebase;
 mod op_setup;
