@@ -74,32 +74,64 @@ fn read(path: &Path) -> std::io::Result<(Vec<u8>, std::fs::Metadata)> {
 
 /// [`digest`] of index bytes already read; empty bytes are an empty index.
 pub fn digest_of(bytes: &[u8], format: ObjectFormat) -> Option<String> {
-    walk(bytes, format, &mut |_| {}).map(|w| w.digest)
+    walk(bytes, format, true, &mut |_| {}).and_then(|w| w.digest)
 }
 
 /// What one pass over an index found besides its entries.
 pub(crate) struct Walked {
-    /// [`digest_of`] the index.
-    pub digest: String,
+    /// [`digest_of`] the index, when asked for.
+    pub digest: Option<String>,
     /// The file is a split index: its entries are only the changes on a shared one.
     pub split: bool,
 }
 
-/// [`digest_of`], handing each entry to `visit` in file order on the way.
+/// Every entry handed to `visit` in file order, and with `digest` [`digest_of`] the
+/// index on the way.
 pub(crate) fn walk(
     bytes: &[u8],
     format: ObjectFormat,
+    digest: bool,
     visit: &mut dyn FnMut(&Entry<'_>),
 ) -> Option<Walked> {
-    let mut hasher = Sha256::new();
+    let mut feed = Feed {
+        hasher: digest.then(Sha256::new),
+        buf: Vec::new(),
+    };
     let mut split = false;
     if !bytes.is_empty() {
-        split = entries(bytes, format, &mut hasher, visit)?;
+        split = entries(bytes, format, &mut feed, visit)?;
     }
     Some(Walked {
-        digest: format!("sha256:{:x}", hasher.finalize()),
+        digest: feed.finish(),
         split,
     })
+}
+
+/// What the digest covers, gathered in large pieces: one hash update per entry field
+/// costs more than the hashing itself.
+struct Feed {
+    hasher: Option<Sha256>,
+    buf: Vec<u8>,
+}
+
+impl Feed {
+    const CHUNK: usize = 64 * 1024;
+
+    fn update(&mut self, bytes: &[u8]) {
+        if let Some(hasher) = &mut self.hasher {
+            self.buf.extend_from_slice(bytes);
+            if self.buf.len() >= Self::CHUNK {
+                hasher.update(&self.buf);
+                self.buf.clear();
+            }
+        }
+    }
+
+    fn finish(self) -> Option<String> {
+        let mut hasher = self.hasher?;
+        hasher.update(&self.buf);
+        Some(format!("sha256:{:x}", hasher.finalize()))
+    }
 }
 
 /// One index entry as the file holds it.
@@ -169,7 +201,7 @@ impl<'a> Cursor<'a> {
 fn entries(
     bytes: &[u8],
     format: ObjectFormat,
-    hasher: &mut Sha256,
+    hasher: &mut Feed,
     visit: &mut dyn FnMut(&Entry<'_>),
 ) -> Option<bool> {
     let oid_len = match format {
@@ -185,7 +217,7 @@ fn entries(
         return None;
     }
     let count = cur.u32()?;
-    hasher.update(count.to_be_bytes());
+    hasher.update(&count.to_be_bytes());
     let mut path: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = cur.at;
@@ -201,14 +233,14 @@ fn entries(
         let oid = cur.take(oid_len)?;
         hasher.update(oid);
         let flags = cur.u16()?;
-        hasher.update(flags.to_be_bytes());
+        hasher.update(&flags.to_be_bytes());
         let mut extended = 0;
         if flags & EXTENDED != 0 {
             if version < 3 {
                 return None;
             }
             extended = cur.u16()?;
-            hasher.update(extended.to_be_bytes());
+            hasher.update(&extended.to_be_bytes());
         }
         if version == 4 {
             let strip = cur.varint()?;
@@ -223,7 +255,7 @@ fn entries(
             cur.take(pad)?;
         }
         hasher.update(path.as_slice());
-        hasher.update([0]);
+        hasher.update(&[0]);
         visit(&Entry {
             path: &path,
             mode: u32::from_be_bytes([mode_bytes[0], mode_bytes[1], mode_bytes[2], mode_bytes[3]]),
@@ -238,7 +270,7 @@ fn entries(
 
 /// Walks the extensions; only the split-index link belongs to the entries' content.
 /// True when there is one.
-fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Sha256) -> Option<bool> {
+fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Feed) -> Option<bool> {
     let end = cur.bytes.len().checked_sub(oid_len)?;
     let mut split = false;
     while cur.at < end {

@@ -54,8 +54,8 @@ pub struct Named {
 /// One reading of the index for `names`.
 #[derive(Debug, Clone)]
 pub struct Reading {
-    /// The digest of every entry, as [`super::index_file::digest`] gives it.
-    pub digest: String,
+    /// The digest of every entry, as [`super::index_file::digest`] gives it, when asked.
+    pub digest: Option<String>,
     /// The index file's modification time, `None` without an index.
     pub mtime: Option<(i64, i64)>,
     /// One per name, in order.
@@ -66,35 +66,18 @@ pub struct Reading {
 }
 
 /// Reads the index at `path` once for `names` (repository-relative, `/`-separated, no
-/// trailing slash). `None` when the file cannot be read this way.
-pub fn read(path: &Path, format: ObjectFormat, names: &[&[u8]]) -> Option<Reading> {
+/// trailing slash), digesting it too with `digest`. `None` when the file cannot be read
+/// this way.
+pub fn read(path: &Path, format: ObjectFormat, names: &[&[u8]], digest: bool) -> Option<Reading> {
     let (bytes, mtime) = read_with_mtime(path).ok()?;
-    let exact: HashMap<&[u8], usize> = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let mut parents: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    for (i, name) in names.iter().enumerate() {
-        for (at, _) in name.iter().enumerate().filter(|(_, b)| **b == b'/') {
-            parents.entry(&name[..at]).or_default().push(i);
-        }
-    }
+    let mut matcher = Matcher::new(names);
     let mut named = vec![Named::default(); names.len()];
     let mut attributes = false;
     let mut sparse = false;
-    let walked = walk(&bytes, format, &mut |e: &Entry<'_>| {
+    let walked = walk(&bytes, format, digest, &mut |e: &Entry<'_>| {
         sparse |= e.mode == DIRECTORY;
         attributes |= e.path == b".gitattributes" || e.path.ends_with(b"/.gitattributes");
-        if let Some(i) = exact.get(e.path) {
-            named[*i].entries.push(entry(e));
-        }
-        if let Some(is) = parents.get(e.path) {
-            for i in is {
-                named[*i].above = true;
-            }
-        }
-        for (at, _) in e.path.iter().enumerate().filter(|(_, b)| **b == b'/') {
-            if let Some(i) = exact.get(&e.path[..at]) {
-                named[*i].below = true;
-            }
-        }
+        matcher.visit(e, &mut named);
     })?;
     if walked.split || sparse {
         return None;
@@ -105,6 +88,73 @@ pub fn read(path: &Path, format: ObjectFormat, names: &[&[u8]]) -> Option<Readin
         named,
         attributes,
     })
+}
+
+/// Finds the names among the entries: by comparing with each name when they are few,
+/// through maps when they are many.
+enum Matcher<'a> {
+    Few(&'a [&'a [u8]]),
+    Many {
+        exact: HashMap<&'a [u8], usize>,
+        parents: HashMap<&'a [u8], Vec<usize>>,
+    },
+}
+
+impl<'a> Matcher<'a> {
+    const FEW: usize = 16;
+
+    fn new(names: &'a [&'a [u8]]) -> Matcher<'a> {
+        if names.len() <= Self::FEW {
+            return Matcher::Few(names);
+        }
+        let exact = names.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+        let mut parents: HashMap<&[u8], Vec<usize>> = HashMap::new();
+        for (i, name) in names.iter().enumerate() {
+            for (at, _) in name.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                parents.entry(&name[..at]).or_default().push(i);
+            }
+        }
+        Matcher::Many { exact, parents }
+    }
+
+    fn visit(&mut self, e: &Entry<'_>, named: &mut [Named]) {
+        let path = e.path;
+        match self {
+            Matcher::Few(names) => {
+                for (name, n) in names.iter().zip(named.iter_mut()) {
+                    let (short, long) = if path.len() <= name.len() {
+                        (path, *name)
+                    } else {
+                        (*name, path)
+                    };
+                    if !long.starts_with(short) {
+                        continue;
+                    }
+                    match long.get(short.len()) {
+                        None => n.entries.push(entry(e)),
+                        Some(b'/') if short.len() == path.len() => n.above = true,
+                        Some(b'/') => n.below = true,
+                        Some(_) => {}
+                    }
+                }
+            }
+            Matcher::Many { exact, parents } => {
+                if let Some(i) = exact.get(path) {
+                    named[*i].entries.push(entry(e));
+                }
+                if let Some(is) = parents.get(path) {
+                    for i in is {
+                        named[*i].above = true;
+                    }
+                }
+                for (at, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                    if let Some(i) = exact.get(&path[..at]) {
+                        named[*i].below = true;
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn entry(e: &Entry<'_>) -> NamedEntry {
@@ -124,7 +174,7 @@ mod tests {
     #[test]
     fn no_index_is_empty() {
         let dir = tempfile::tempdir().unwrap();
-        let r = read(&dir.path().join("index"), ObjectFormat::Sha1, &[b"a"]).unwrap();
+        let r = read(&dir.path().join("index"), ObjectFormat::Sha1, &[b"a"], true).unwrap();
         assert_eq!(r.named, [Named::default()]);
         assert_eq!(r.mtime, None);
         assert!(!r.attributes);

@@ -177,7 +177,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
     if let Some(paths) = &f.paths {
         let (head, reading) = tokio::join!(
             pins::head(&git),
-            path_state::read(&git, top, paths, Want::WorktreeChange)
+            path_state::read(&git, top, paths, Want::WorktreeChange, true)
         );
         let reading = reading?;
         return Ok(json!({

@@ -66,7 +66,7 @@ async fn read_pins(ctx: Ctx<'_>, f: &DiscardFields) -> Result<Value, OpError> {
     let (head, stash, reading) = tokio::join!(
         pins::head(&git),
         super::intent::read_ref(&git, STASH_REF),
-        path_state::read(&git, top, &f.paths, Want::AnyState)
+        path_state::read(&git, top, &f.paths, Want::AnyState, false)
     );
     Ok(json!({"head": head?.to_json(), "stash": stash?.to_json(), "changes": reading?.changes}))
 }

@@ -78,19 +78,21 @@ pub enum Want {
     AnyState,
 }
 
-/// The index digest and the record of every changed path under `paths`: the decided
-/// ones keyed by the path as named, the rest as `status` lists them.
+/// The index digest (when asked for) and the record of every changed path under
+/// `paths`: the decided ones keyed by the path as named, the rest as `status` lists them.
 pub struct Reading {
-    pub index: String,
+    pub index: Option<String>,
     pub changes: Map<String, Value>,
 }
 
-/// Reads `paths` (already checked by `RepoRelPath`) as described in the module docs.
+/// Reads `paths` (already checked by `RepoRelPath`) as described in the module docs,
+/// with `digest` the digest of the whole index too.
 pub async fn read(
     git: &Git<'_>,
     top: &Path,
     paths: &[String],
     want: Want,
+    digest: bool,
 ) -> Result<Reading, OpError> {
     let names: Vec<String> = paths.iter().map(|p| normal(p)).collect();
     let index_path = git.repo.git_dir.join("index");
@@ -103,12 +105,19 @@ pub async fn read(
             format,
             &top_owned,
             &names_owned,
+            digest,
         )
     })
     .await
     .map_err(|e| OpError::Internal(e.to_string()))?;
     let Some((index, looked)) = looked else {
-        let (index, changes) = tokio::join!(pins::index_digest(git), status_of(git, top, &names));
+        let index = async {
+            match digest {
+                true => pins::index_digest(git).await.map(Some),
+                false => Ok(None),
+            }
+        };
+        let (index, changes) = tokio::join!(index, status_of(git, top, &names));
         return Ok(Reading {
             index: index?,
             changes: changes?,
@@ -167,7 +176,7 @@ pub async fn records(
     let (format, top) = (git.repo.object_format, top.to_owned());
     crate::safe_file::off_thread(git.cancel(), move || {
         let bytes: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-        let reading = index_named::read(&index_path, format, &bytes)?;
+        let reading = index_named::read(&index_path, format, &bytes, false)?;
         let records = names.iter().zip(&reading.named).map(|(name, named)| {
             let labels: Vec<String> = named.entries.iter().map(NamedEntry::label).collect();
             let content = File::read(&top, name, format).content;
@@ -212,9 +221,10 @@ fn look_all(
     format: ObjectFormat,
     top: &Path,
     names: &[String],
-) -> Option<(String, Vec<Looked>)> {
+    digest: bool,
+) -> Option<(Option<String>, Vec<Looked>)> {
     let bytes: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-    let reading = index_named::read(index, format, &bytes)?;
+    let reading = index_named::read(index, format, &bytes, digest)?;
     let attributes = reading.attributes || std::fs::symlink_metadata(info_attributes).is_ok();
     let looked = names
         .iter()
