@@ -24,22 +24,37 @@ use super::ObjectFormat;
 const MAX_INDEX: u64 = 1 << 30;
 /// Stat data before each entry's mode: ctime, mtime (seconds and nanoseconds), dev, ino.
 const STAT_BEFORE_MODE: usize = 24;
-/// uid, gid and size after the mode.
-const STAT_AFTER_MODE: usize = 12;
 const EXTENDED: u16 = 0x4000;
 
 /// The digest of the entries of the index at `path` (`sha256:…`), the digest of an empty
 /// index when there is none, `None` when the file is not an index this parser reads.
 pub fn digest(path: &Path, format: ObjectFormat) -> Option<String> {
     let bytes = match read(path) {
-        Ok(bytes) => bytes,
+        Ok((bytes, _)) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(_) => return None,
     };
     digest_of(&bytes, format)
 }
 
-fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A file's modification time: seconds and nanoseconds.
+pub(crate) type Mtime = (i64, i64);
+
+/// The index file's bytes and modification time (`None` when there is no index). An
+/// entry whose file changed in the same instant the index was written is "racily clean":
+/// its stat data cannot vouch for its content.
+pub(crate) fn read_with_mtime(path: &Path) -> std::io::Result<(Vec<u8>, Option<Mtime>)> {
+    match read(path) {
+        Ok((bytes, meta)) => {
+            use std::os::unix::fs::MetadataExt;
+            Ok((bytes, Some((meta.mtime(), meta.mtime_nsec()))))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Vec::new(), None)),
+        Err(e) => Err(e),
+    }
+}
+
+fn read(path: &Path) -> std::io::Result<(Vec<u8>, std::fs::Metadata)> {
     use std::io::Read;
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let file = std::fs::OpenOptions::new()
@@ -54,16 +69,88 @@ fn read(path: &Path) -> std::io::Result<Vec<u8>> {
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.take(MAX_INDEX).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok((bytes, meta))
 }
 
 /// [`digest`] of index bytes already read; empty bytes are an empty index.
 pub fn digest_of(bytes: &[u8], format: ObjectFormat) -> Option<String> {
-    let mut hasher = Sha256::new();
+    walk(bytes, format, true, &mut |_| {}).and_then(|w| w.digest)
+}
+
+/// What one pass over an index found besides its entries.
+pub(crate) struct Walked {
+    /// [`digest_of`] the index, when asked for.
+    pub digest: Option<String>,
+    /// The file is a split index: its entries are only the changes on a shared one.
+    pub split: bool,
+}
+
+/// Every entry handed to `visit` in file order, and with `digest` [`digest_of`] the
+/// index on the way.
+pub(crate) fn walk(
+    bytes: &[u8],
+    format: ObjectFormat,
+    digest: bool,
+    visit: &mut dyn FnMut(&Entry<'_>),
+) -> Option<Walked> {
+    let mut feed = Feed {
+        hasher: digest.then(Sha256::new),
+        buf: Vec::new(),
+    };
+    let mut split = false;
     if !bytes.is_empty() {
-        entries(bytes, format, &mut hasher)?;
+        split = entries(bytes, format, &mut feed, visit)?;
     }
-    Some(format!("sha256:{:x}", hasher.finalize()))
+    Some(Walked {
+        digest: feed.finish(),
+        split,
+    })
+}
+
+/// What the digest covers, gathered in large pieces: one hash update per entry field
+/// costs more than the hashing itself.
+struct Feed {
+    hasher: Option<Sha256>,
+    buf: Vec<u8>,
+}
+
+impl Feed {
+    const CHUNK: usize = 64 * 1024;
+
+    fn update(&mut self, bytes: &[u8]) {
+        if let Some(hasher) = &mut self.hasher {
+            self.buf.extend_from_slice(bytes);
+            if self.buf.len() >= Self::CHUNK {
+                hasher.update(&self.buf);
+                self.buf.clear();
+            }
+        }
+    }
+
+    fn finish(self) -> Option<String> {
+        let mut hasher = self.hasher?;
+        hasher.update(&self.buf);
+        Some(format!("sha256:{:x}", hasher.finalize()))
+    }
+}
+
+/// One index entry as the file holds it.
+pub(crate) struct Entry<'a> {
+    pub path: &'a [u8],
+    pub mode: u32,
+    pub oid: &'a [u8],
+    /// The 16-bit flags: assume-valid, extended, stage and the name length.
+    pub flags: u16,
+    /// The extended flags (skip-worktree, intent-to-add), 0 without them.
+    pub extended: u16,
+    /// ctime s, ns, mtime s, ns, dev, ino, then (after the mode) uid, gid, size.
+    pub stat: [u32; 9],
+}
+
+impl Entry<'_> {
+    pub fn stage(&self) -> u16 {
+        (self.flags >> 12) & 3
+    }
 }
 
 /// A cursor over the index bytes that never reads past the end.
@@ -111,7 +198,12 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn entries(bytes: &[u8], format: ObjectFormat, hasher: &mut Sha256) -> Option<()> {
+fn entries(
+    bytes: &[u8],
+    format: ObjectFormat,
+    hasher: &mut Feed,
+    visit: &mut dyn FnMut(&Entry<'_>),
+) -> Option<bool> {
     let oid_len = match format {
         ObjectFormat::Sha1 => 20,
         ObjectFormat::Sha256 => 32,
@@ -125,21 +217,30 @@ fn entries(bytes: &[u8], format: ObjectFormat, hasher: &mut Sha256) -> Option<()
         return None;
     }
     let count = cur.u32()?;
-    hasher.update(count.to_be_bytes());
+    hasher.update(&count.to_be_bytes());
     let mut path: Vec<u8> = Vec::new();
     for _ in 0..count {
         let start = cur.at;
-        cur.take(STAT_BEFORE_MODE)?;
-        hasher.update(cur.take(4)?);
-        cur.take(STAT_AFTER_MODE)?;
-        hasher.update(cur.take(oid_len)?);
+        let mut stat = [0u32; 9];
+        for slot in stat.iter_mut().take(STAT_BEFORE_MODE / 4) {
+            *slot = cur.u32()?;
+        }
+        let mode_bytes = cur.take(4)?;
+        hasher.update(mode_bytes);
+        for slot in stat.iter_mut().skip(STAT_BEFORE_MODE / 4) {
+            *slot = cur.u32()?;
+        }
+        let oid = cur.take(oid_len)?;
+        hasher.update(oid);
         let flags = cur.u16()?;
-        hasher.update(flags.to_be_bytes());
+        hasher.update(&flags.to_be_bytes());
+        let mut extended = 0;
         if flags & EXTENDED != 0 {
             if version < 3 {
                 return None;
             }
-            hasher.update(cur.u16()?.to_be_bytes());
+            extended = cur.u16()?;
+            hasher.update(&extended.to_be_bytes());
         }
         if version == 4 {
             let strip = cur.varint()?;
@@ -154,24 +255,35 @@ fn entries(bytes: &[u8], format: ObjectFormat, hasher: &mut Sha256) -> Option<()
             cur.take(pad)?;
         }
         hasher.update(path.as_slice());
-        hasher.update([0]);
+        hasher.update(&[0]);
+        visit(&Entry {
+            path: &path,
+            mode: u32::from_be_bytes([mode_bytes[0], mode_bytes[1], mode_bytes[2], mode_bytes[3]]),
+            oid,
+            flags,
+            extended,
+            stat,
+        });
     }
     extensions(&mut cur, oid_len, hasher)
 }
 
 /// Walks the extensions; only the split-index link belongs to the entries' content.
-fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Sha256) -> Option<()> {
+/// True when there is one.
+fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Feed) -> Option<bool> {
     let end = cur.bytes.len().checked_sub(oid_len)?;
+    let mut split = false;
     while cur.at < end {
         let signature = cur.take(4)?;
         let size = usize::try_from(cur.u32()?).ok()?;
         let data = cur.take(size)?;
         if signature == b"link" {
+            split = true;
             hasher.update(b"link");
             hasher.update(data);
         }
     }
-    (cur.at == end).then_some(())
+    (cur.at == end).then_some(split)
 }
 
 #[cfg(test)]

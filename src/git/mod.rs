@@ -10,6 +10,7 @@
 pub mod apply;
 pub mod args;
 pub mod cat_file;
+pub mod check_ignore;
 pub mod diff;
 pub mod diff_tree;
 mod drivers;
@@ -22,6 +23,7 @@ pub mod head_tree;
 pub mod index_copy;
 pub mod index_file;
 pub mod index_lookup;
+pub mod index_named;
 pub mod layout;
 pub mod log;
 pub mod ls_files;

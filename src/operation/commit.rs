@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::fields::{ensure, parse, schema_of};
+use super::path_state::{self, Want};
 use super::paths::{MAX_PATHS, check_rel_path};
 use super::{Ctx, Fields, Intent, OpError, Operation, Pins, pins, preview};
 use crate::gateway::api::FieldError;
@@ -167,16 +168,29 @@ pub(crate) fn checked(ran: Result<Ran, RunError>) -> Result<Ran, OpError> {
 }
 
 /// HEAD, the whole index, and (for `paths`/`stageAll`) every change that would be staged,
-/// read side by side. With `paths` the status is limited to them, so a proposal costs the
-/// same in a large repository as in a small one; `stageAll` depends on every path.
+/// read side by side. Listed paths are read from the index file and the files themselves
+/// ([`path_state`]), so a proposal costs the same in a large repository as in a small
+/// one; `stageAll` depends on every path and asks `status`.
 async fn read_pins(ctx: Ctx<'_>, f: &CommitFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
+    if let Some(paths) = &f.paths {
+        let (head, reading) = tokio::join!(
+            pins::head(&git),
+            path_state::read(&git, top, paths, Want::WorktreeChange, true)
+        );
+        let reading = reading?;
+        return Ok(json!({
+            "head": head?.to_json(),
+            "index": reading.index,
+            "changes": reading.changes,
+        }));
+    }
     let changes = async {
-        if f.paths.is_none() && !f.stage_all {
+        if !f.stage_all {
             return Ok(None);
         }
-        let changes = pins::changes(&git, f.paths.as_deref()).await?;
+        let changes = pins::changes(&git, None).await?;
         pins::change_states(&git, top, changes).await.map(Some)
     };
     let (head, index, changes) = tokio::join!(pins::head(&git), pins::index_digest(&git), changes);

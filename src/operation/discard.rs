@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
+use super::path_state::{self, Want};
 use super::paths::{MAX_PATHS, check_rel_path};
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins, preview};
 use crate::gateway::api::FieldError;
@@ -57,17 +58,26 @@ impl DiscardFields {
 /// The `discard` operation type.
 pub struct Discard;
 
-/// HEAD, the stash ref, and every change under the paths (status and contents).
+/// HEAD, the stash ref, and every change under the paths: index entries, worktree state
+/// and contents of each ([`path_state`]; `status` letters where git had to decide).
 async fn read_pins(ctx: Ctx<'_>, f: &DiscardFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
-    let (head, stash, changes) = tokio::join!(
+    let (head, stash, reading) = tokio::join!(
         pins::head(&git),
         super::intent::read_ref(&git, STASH_REF),
-        pins::changes(&git, Some(&f.paths))
+        path_state::read(&git, top, &f.paths, Want::AnyState, false)
     );
-    let changes = pins::change_states(&git, top, changes?).await?;
-    Ok(json!({"head": head?.to_json(), "stash": stash?.to_json(), "changes": changes}))
+    Ok(json!({"head": head?.to_json(), "stash": stash?.to_json(), "changes": reading?.changes}))
+}
+
+/// What one pinned change is: `status` letters from git, or the worktree state read
+/// beside the index entries.
+fn state_of(state: &Value) -> (&str, &str) {
+    (
+        state["status"].as_str().unwrap_or_default(),
+        state["worktree"].as_str().unwrap_or_default(),
+    )
 }
 
 /// The files a discard takes: `(tracked with a worktree change, untracked)`.
@@ -75,9 +85,10 @@ pub(crate) fn lost(pins: &Value) -> (Vec<String>, Vec<String>) {
     let mut tracked = Vec::new();
     let mut untracked = Vec::new();
     for (path, state) in pins["changes"].as_object().into_iter().flatten() {
-        match state["status"].as_str().unwrap_or_default().as_bytes() {
-            b"??" => untracked.push(path.clone()),
-            [_, y] if *y != b'.' => tracked.push(path.clone()),
+        match state_of(state) {
+            ("??", _) | (_, "untracked") => untracked.push(path.clone()),
+            (_, "modified" | "deleted") => tracked.push(path.clone()),
+            (xy, _) if xy.len() == 2 && !xy.ends_with('.') => tracked.push(path.clone()),
             _ => {}
         }
     }
@@ -89,8 +100,9 @@ fn check_discardable(f: &DiscardFields, pins: &Value) -> Result<(), OpError> {
     let empty = Map::new();
     let changes = pins["changes"].as_object().unwrap_or(&empty);
     for (path, state) in changes {
-        let status = state["status"].as_str().unwrap_or_default();
-        if ["DD", "AU", "UD", "UA", "DU", "AA", "UU"].contains(&status) {
+        let (status, worktree) = state_of(state);
+        if ["DD", "AU", "UD", "UA", "DU", "AA", "UU"].contains(&status) || worktree == "conflicted"
+        {
             return Err(OpError::invalid(
                 "paths",
                 format!("`{path}` is in a conflict: resolve it or reset instead"),
@@ -251,8 +263,8 @@ async fn preview_lost(ctx: Ctx<'_>, pins: &Value) -> Result<Value, OpError> {
     let (tracked, untracked) = lost(pins);
     let mut files: Vec<Value> = Vec::new();
     for path in &tracked {
-        let status = pins["changes"][path]["status"].as_str().unwrap_or_default();
-        let what = if status.ends_with('D') {
+        let (status, worktree) = state_of(&pins["changes"][path]);
+        let what = if status.ends_with('D') || worktree == "deleted" {
             "deleted"
         } else {
             "modified"
@@ -318,5 +330,12 @@ mod tests {
         let (tracked, untracked) = lost(&pins);
         assert_eq!(tracked, ["a", "d", "e"]);
         assert_eq!(untracked, ["c"]);
+        let read = json!({"changes": {
+            "a": {"worktree": "modified"}, "b": {"worktree": "clean"},
+            "c": {"worktree": "untracked"}, "d": {"worktree": "deleted"}}});
+        assert_eq!(
+            lost(&read),
+            (vec!["a".into(), "d".into()], vec!["c".into()])
+        );
     }
 }

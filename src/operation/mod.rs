@@ -26,6 +26,7 @@ mod fields;
 pub mod intent;
 pub mod merge;
 pub mod patch;
+pub mod path_state;
 pub mod paths;
 pub mod pins;
 pub mod plan;

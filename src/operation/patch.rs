@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::pins::{self, Change};
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
+use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, path_state};
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
 use crate::git::{Git, apply, ls_files};
@@ -65,13 +65,19 @@ impl PatchFields {
 /// The `patch` operation type.
 pub struct Patch;
 
-/// HEAD, the index entries of the touched paths, and what the worktree holds at each.
+/// HEAD, and the index entries and worktree contents of the touched paths, read from the
+/// index file and the files ([`path_state::records`]); git lists the entries only for an
+/// index that reader does not follow.
 async fn read_pins(ctx: Ctx<'_>, f: &PatchFields) -> Result<Value, OpError> {
     let top = ctx.repo.require_worktree()?;
     let git = Git::new(ctx.repo, ctx.cancel);
     let paths = f.paths()?;
-    let (head, index) = tokio::join!(pins::head(&git), ls_files::stages_raw_of(&git, &paths));
-    let (head, index) = (head?, index?);
+    let (head, records) = tokio::join!(pins::head(&git), path_state::records(&git, top, &paths));
+    let head = head?;
+    if let Some(records) = records? {
+        return Ok(json!({"head": head.to_json(), "paths": records}));
+    }
+    let index = ls_files::stages_raw_of(&git, &paths).await?;
     let changes = paths
         .into_iter()
         .map(|path| Change {

@@ -52,6 +52,7 @@ mod op_branch_delete;
 mod op_branch_delete_multi;
 mod op_patch;
 mod op_pins;
+mod op_path_pins;
 mod op_push;
 mod op_rebase;
 mod op_setup;
