@@ -50,36 +50,24 @@ const PREFIX: &str = "gitward-index-";
 const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
-    let read = read_index(&source)?;
-    write_copy(read.as_ref().map(|r| (r.bytes.as_slice(), r.modified)))
-}
-
-/// The bytes of an index file and its modification time.
-pub struct IndexBytes {
-    pub bytes: Vec<u8>,
-    pub modified: Option<std::time::SystemTime>,
-}
-
-/// Reads the index of `repo`'s worktree (`None` when there is none yet), off the async
-/// workers: a restore point stores these very bytes and builds its trees from them.
-pub async fn read(repo: &Repo) -> Result<Option<IndexBytes>, GitError> {
-    let source = repo.git_dir.join("index");
-    tokio::task::spawn_blocking(move || read_index(&source))
-        .await
-        .map_err(|e| GitError::internal(format!("index read stopped: {e}")))?
-}
-
-/// The index at `source`, never through a symlink, as a regular file of bounded size.
-fn read_index(source: &std::path::Path) -> Result<Option<IndexBytes>, GitError> {
-    let failed = |e: std::io::Error| GitError::internal(format!("cannot read the index: {e}"));
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep(&std::env::temp_dir()));
+    let failed = |e: std::io::Error| GitError::internal(format!("cannot copy the index: {e}"));
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
+        .tempdir()
+        .map_err(failed)?;
+    let path = dir.path().join("index");
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let file = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits() as i32)
-        .open(source)
+        .open(&source)
     {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(IndexCopy { _dir: dir, path });
+        }
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
             return Err(GitError::unsupported(
                 "the repository's index is a symbolic link, which gitward does not follow",
@@ -93,54 +81,19 @@ fn read_index(source: &std::path::Path) -> Result<Option<IndexBytes>, GitError> 
             "the repository's index is not a regular file",
         ));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(MAX_INDEX + 1)
-        .read_to_end(&mut bytes)
-        .map_err(failed)?;
-    if bytes.len() as u64 > MAX_INDEX {
+    let mut reader = file.take(MAX_INDEX + 1);
+    let mut out = File::create_new(&path).map_err(failed)?;
+    let copied = std::io::copy(&mut reader, &mut out).map_err(failed)?;
+    if copied > MAX_INDEX {
         return Err(GitError::unsupported(
             "the repository's index is larger than gitward reads",
         ));
     }
-    Ok(Some(IndexBytes {
-        bytes,
-        modified: meta.modified().ok(),
-    }))
-}
-
-impl IndexCopy {
-    /// A copy holding `index` (none: git reads the missing file as an empty index).
-    pub async fn from_bytes(index: Option<&IndexBytes>) -> Result<IndexCopy, GitError> {
-        let owned = index.map(|i| (i.bytes.clone(), i.modified));
-        tokio::task::spawn_blocking(move || {
-            write_copy(owned.as_ref().map(|(b, m)| (b.as_slice(), *m)))
-        })
-        .await
-        .map_err(|e| GitError::internal(format!("index copy stopped: {e}")))?
-    }
-}
-
-fn write_copy(
-    index: Option<(&[u8], Option<std::time::SystemTime>)>,
-) -> Result<IndexCopy, GitError> {
-    static SWEPT: std::sync::Once = std::sync::Once::new();
-    SWEPT.call_once(|| sweep(&std::env::temp_dir()));
-    let failed = |e: std::io::Error| GitError::internal(format!("cannot copy the index: {e}"));
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("{PREFIX}{}-", std::process::id()))
-        .tempdir()
-        .map_err(failed)?;
-    let path = dir.path().join("index");
-    let Some((bytes, modified)) = index else {
-        return Ok(IndexCopy { _dir: dir, path });
-    };
-    let mut out = File::create_new(&path).map_err(failed)?;
-    out.write_all(bytes).map_err(failed)?;
     out.flush().map_err(failed)?;
     // git trusts a cached stat only for entries older than the index file itself (racy
     // git); a copy stamped now would make a file changed within the index's last tick
     // look unchanged.
-    if let Some(modified) = modified {
+    if let Ok(modified) = meta.modified() {
         out.set_modified(modified).map_err(failed)?;
     }
     Ok(IndexCopy { _dir: dir, path })

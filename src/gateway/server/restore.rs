@@ -5,9 +5,9 @@
 //!   `refs/gitward/restore/<id>/…` so that `git gc` keeps everything they reach;
 //! - the index file as a blob (conflict stages and flags included), plus its tree when it
 //!   has no conflicts;
-//! - the tracked and untracked (non-ignored) worktree as a commit of the index's tree
-//!   with the changed directories written again, with caps per file and on the number of
-//!   files — what was left out is listed, never silent;
+//! - the tracked and untracked (non-ignored) worktree as a commit built on a private index
+//!   copy, with caps per file and on the number of files — what was left out is listed,
+//!   never silent;
 //! - git's state files of an operation in progress (`MERGE_HEAD`, `rebase-merge/`, …).
 //!
 //! Capture runs through the read door: no hook, fsmonitor or filter driver of the
@@ -26,7 +26,6 @@ mod apply;
 mod capture;
 mod files;
 mod steps;
-mod trees;
 
 pub use steps::{Step, Steps};
 
@@ -39,8 +38,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
+use crate::git::index_copy::IndexCopy;
 use crate::git::update_ref::Transaction;
-use crate::git::{Git, GitError, Oid, Repo, refs};
+use crate::git::{Git, GitError, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
@@ -189,26 +189,29 @@ pub async fn take_timed(
     } = *what;
     let git = Git::new(repo, cancel);
     let id = new_id(now);
-    // The reads are independent: refs, state files, the index as it is (read once,
-    // stored as a blob and its entries read), and the worktree's changes run side by
-    // side; the trees are written once both the index and the changes are known.
+    // The reads are independent: refs, state files, the index as it is, and the
+    // worktree's changes run side by side; only entering the changes in the index copy
+    // waits for the index to be stored first, and is skipped when there are none.
     let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
-    // Read before the index is, so the time is never newer than the bytes kept.
+    // Read before the index is copied, so the time is never newer than the bytes kept.
     let index_mtime = capture::index_mtime(repo);
     let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
-        let (refs, state, read, staged) = tokio::join!(
+        // The index copy is made beside the worktree scan, not before it.
+        let stored = async {
+            let copy = steps.time("index copy", IndexCopy::new(repo)).await?;
+            let ix = capture::index(&git, repo, &copy, steps).await?;
+            Ok::<_, OpError>((copy, ix))
+        };
+        let (refs, state, stored, staged) = tokio::join!(
             steps.time("refs", capture::refs(&git, refs)),
             steps.time("state files", capture::state(&git, &repo.git_dir)),
-            capture::read_index(&git, repo, steps),
+            stored,
             capture::changes(&git, repo, top, caps, steps),
         );
-        let (staged, read) = (staged?, read?);
-        let (tree, built) = capture::build(&git, &read, &id, &staged, steps).await?;
-        index = json!({
-            "blob": read.blob.as_ref().map(Oid::as_str),
-            "tree": tree.as_ref().map(Oid::as_str),
-        });
-        worktree = built;
+        let staged = staged?;
+        let (copy, ix) = stored?;
+        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str(), steps).await?;
+        index = ix;
         skipped = staged.skipped;
         (refs?, state?)
     } else {

@@ -3,13 +3,10 @@
 //! Everything runs through the read door (`Git::cmd`): hooks, fsmonitor and the
 //! repository's filter drivers never run here, and file contents are stored raw
 //! (`hash-object --no-filters`), so what is captured is the bytes on disk — which is what
-//! a restore must put back. The index file is read once: those bytes are stored as a
-//! blob and their entries read in process. Unchanged tracked files keep their index
-//! entries (no re-hashing), only what the listing reports as changed or untracked is
-//! hashed, and only the directories that differ from the trees git already cached in the
-//! index are written (`mktree`); anything that way does not take on goes through a
-//! private copy of the index (`GIT_INDEX_FILE`, `update-index`, `write-tree`). A restore
-//! point costs about one `status` plus the changed files and directories.
+//! a restore must put back. The worktree tree is built on a private copy of the index
+//! (`GIT_INDEX_FILE`): unchanged tracked files keep their index entries (no re-hashing),
+//! and only what `status` reports as changed or untracked is hashed and entered, so a
+//! restore point costs about one `status` plus the changed files.
 
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
@@ -19,10 +16,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 
 use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
-use super::trees::{self, Change};
 use super::{Caps, Steps, ref_base};
-use crate::git::index_copy::{self, IndexBytes, IndexCopy};
-use crate::git::index_entries::{self, IndexEntries};
+use crate::git::index_copy::IndexCopy;
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, ObjectFormat, Oid, Repo};
 use crate::git::{objects, on_copy, refs};
@@ -128,24 +123,26 @@ pub async fn changes(
         )
         .await
         .map_err(|e| OpError::Internal(e.to_string()))?;
+    let zero = zero(repo.object_format);
     let mut staged = Staged {
-        changes: Vec::new(),
-        zero: zero(repo.object_format),
+        info: Vec::new(),
         stored: 0,
         skipped: Vec::new(),
     };
-    let remove = |changes: &mut Vec<Change>, p: &str| changes.push((p.to_owned(), None));
+    let remove = |info: &mut Vec<u8>, p: &str| {
+        info.extend_from_slice(format!("0 {zero}\t{p}\0").as_bytes());
+    };
     // Files and links to hash, each with its mode on disk, in listing order.
     let mut contents: Vec<(Candidate, u32, Option<Vec<u8>>)> = Vec::new();
     for (c, d) in disk {
         match d {
-            OnDisk::Missing => remove(&mut staged.changes, &c.path),
+            OnDisk::Missing => remove(&mut staged.info, &c.path),
             OnDisk::Dir if c.untracked => staged
                 .skipped
                 .push(json!({"path": c.path, "reason": "nested repository"})),
             OnDisk::Dir => {}
             OnDisk::Skipped(reason) => {
-                remove(&mut staged.changes, &c.path);
+                remove(&mut staged.info, &c.path);
                 staged
                     .skipped
                     .push(json!({"path": c.path, "reason": reason}));
@@ -162,8 +159,8 @@ pub async fn changes(
         if c.entry.as_ref() == Some(&(*mode, oid.clone())) {
             continue;
         }
+        remove(&mut staged.info, &c.path);
         if *mode != MODE_LINK && staged.stored >= caps.max_files {
-            remove(&mut staged.changes, &c.path);
             let reason = format!("over the {} file cap", caps.max_files);
             staged
                 .skipped
@@ -171,7 +168,8 @@ pub async fn changes(
             continue;
         }
         staged.stored += 1;
-        staged.changes.push((c.path.clone(), Some((*mode, oid))));
+        let line = format!("{mode:o} {oid}\t{}\0", c.path);
+        staged.info.extend_from_slice(line.as_bytes());
     }
     Ok(staged)
 }
@@ -233,100 +231,38 @@ async fn candidates(git: &Git<'_>) -> Result<Vec<Candidate>, OpError> {
 
 /// What [`changes`] found.
 pub struct Staged {
-    /// Each changed path's final state, once per path.
-    pub changes: Vec<Change>,
-    /// The all-zero id of the repository's object format.
-    zero: String,
+    info: Vec<u8>,
     stored: usize,
     pub skipped: Vec<Value>,
 }
 
-impl Staged {
-    /// The changes as `update-index -z --index-info` records: every path first removed
-    /// (all its stages), then entered again unless it is gone.
-    fn info(&self) -> Vec<u8> {
-        let mut info = Vec::new();
-        for (path, state) in &self.changes {
-            info.extend_from_slice(format!("0 {}\t{path}\0", self.zero).as_bytes());
-            if let Some((mode, oid)) = state {
-                info.extend_from_slice(format!("{mode:o} {oid}\t{path}\0").as_bytes());
-            }
-        }
-        info
-    }
-}
-
-/// The index as read once: its bytes (`None` without an index file), the blob they were
-/// stored as, and their entries when [`index_entries`] reads them.
-pub struct IndexRead {
-    pub bytes: Option<IndexBytes>,
-    pub blob: Option<Oid>,
-    pub entries: Option<IndexEntries>,
-}
-
-/// Reads the index once, then stores those bytes as a blob beside reading their entries.
-pub async fn read_index(git: &Git<'_>, repo: &Repo, steps: &Steps) -> Result<IndexRead, OpError> {
-    let Some(read) = steps.time("index read", index_copy::read(repo)).await? else {
-        return Ok(IndexRead {
-            bytes: None,
-            blob: None,
-            entries: None,
-        });
-    };
-    let (format, bytes) = (repo.object_format, read.bytes.clone());
-    let parse =
-        crate::safe_file::off_thread(git.cancel(), move || index_entries::parse(&bytes, format));
-    let (blob, entries) = tokio::join!(
-        steps.time("index blob", objects::store_bytes(git, read.bytes.clone())),
-        steps.time("index parse", parse),
-    );
-    Ok(IndexRead {
-        bytes: Some(read),
-        blob: Some(blob?),
-        entries: entries.ok().flatten(),
-    })
-}
-
-/// The changed trees written from the index entries read; `None` when git must write
-/// them on an index copy instead. A cached top tree that is no longer in the object
-/// database (pruned after a `write-tree` that was never committed) is not reused, as git
-/// would not reuse it either; it is looked up beside the writing.
-async fn short_way(git: &Git<'_>, entries: &IndexEntries, staged: &Staged) -> Option<trees::Built> {
-    if entries.files.is_empty() {
-        return None;
-    }
-    let top = entries.cached.get(&b""[..]).map(|t| t.as_str().to_owned());
-    let present = async {
-        match top {
-            Some(top) => objects::sizes(git, &[top])
-                .await
-                .ok()
-                .is_some_and(|s| s.first().copied().flatten().is_some()),
-            None => true,
-        }
-    };
-    let (built, present) = tokio::join!(trees::build(git, entries, &staged.changes), present);
-    // A failure here (an object gone) is left to git's own way.
-    built.ok().flatten().filter(|_| present)
-}
-
-/// The index's tree (`None` with a conflict) and the worktree as a commit
-/// (`{commit, tree, hashed}`): only the changed directories written when the index was
-/// read, else `staged` entered in a copy of the index bytes read.
+/// The worktree as a commit (`{commit, tree, hashed}`): `staged` entered in the index copy.
 pub async fn build(
     git: &Git<'_>,
-    index: &IndexRead,
+    copy: &IndexCopy,
     id: &str,
     staged: &Staged,
+    index_tree: Option<&str>,
     steps: &Steps,
-) -> Result<(Option<Oid>, Value), OpError> {
-    let fast = match &index.entries {
-        Some(entries) => steps.time("trees", short_way(git, entries, staged)).await,
-        None => None,
-    };
-    let (index_tree, tree) = match fast {
-        Some(built) => (built.index, built.worktree),
-        None => through_copy(git, index, staged, steps).await?,
+) -> Result<Value, OpError> {
+    // A worktree that matches the index has the index's tree: no second write.
+    let unchanged = index_tree
+        .filter(|_| staged.info.is_empty())
+        .and_then(Oid::parse);
+    let tree = match unchanged {
+        Some(tree) => tree,
+        None => {
+            steps
+                .time(
+                    "enter changes",
+                    on_copy::enter(git, copy, staged.info.clone()),
+                )
+                .await?;
+            steps
+                .time("worktree tree", on_copy::write_tree(git, copy))
+                .await?
+                .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?
+        }
     };
     let message = format!("gitward restore point {id}: worktree");
     let commit = steps
@@ -335,46 +271,11 @@ pub async fn build(
             objects::commit_tree(git, &tree, &message),
         )
         .await?;
-    let worktree =
-        json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored});
-    Ok((index_tree, worktree))
+    Ok(json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": staged.stored}))
 }
 
-/// Both trees written by git on a copy of the index bytes read: the copy's tree, then
-/// the tree once `staged` is entered in it.
-async fn through_copy(
-    git: &Git<'_>,
-    index: &IndexRead,
-    staged: &Staged,
-    steps: &Steps,
-) -> Result<(Option<Oid>, Oid), OpError> {
-    let copy = steps
-        .time("index copy", IndexCopy::from_bytes(index.bytes.as_ref()))
-        .await?;
-    let index_tree = match index.bytes {
-        // `write-tree` also rewrites the copy with its cached trees, which the next
-        // write reuses.
-        Some(_) => {
-            steps
-                .time("index tree", on_copy::write_tree(git, &copy))
-                .await?
-        }
-        None => None,
-    };
-    // A worktree that matches the index has the index's tree: no second write.
-    if let Some(tree) = index_tree.clone().filter(|_| staged.changes.is_empty()) {
-        return Ok((index_tree, tree));
-    }
-    steps
-        .time("enter changes", on_copy::enter(git, &copy, staged.info()))
-        .await?;
-    let tree = steps
-        .time("worktree tree", on_copy::write_tree(git, &copy))
-        .await?
-        .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?;
-    Ok((index_tree, tree))
-}
-
+/// The index file as a blob (conflict stages and flags included) and, when it has no
+/// conflicts, its tree.
 /// The index file's modification time in nanoseconds since the epoch (`None` without one).
 /// Git trusts an entry's stat data only when the entry is older than the index file
 /// ("racy git"); a restored index keeps this time so that trust is never widened.
@@ -384,6 +285,28 @@ pub fn index_mtime(repo: &Repo) -> Option<u64> {
         .ok()?;
     let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
     u64::try_from(since.as_nanos()).ok()
+}
+
+pub async fn index(
+    git: &Git<'_>,
+    repo: &Repo,
+    copy: &IndexCopy,
+    steps: &Steps,
+) -> Result<Value, OpError> {
+    if std::fs::symlink_metadata(repo.git_dir.join("index")).is_err() {
+        return Ok(json!({"blob": null, "tree": null}));
+    }
+    // In this order: `write-tree` rewrites the copy with its cached trees.
+    let blob = steps
+        .time(
+            "index blob",
+            objects::store_file(git, copy.path().as_os_str()),
+        )
+        .await?;
+    let tree = steps
+        .time("index tree", on_copy::write_tree(git, copy))
+        .await?;
+    Ok(json!({"blob": blob.as_str(), "tree": tree.as_ref().map(Oid::as_str)}))
 }
 
 /// The state files present in the git directory, each stored as a blob: `{relpath: oid}`.
