@@ -85,7 +85,7 @@ fn index_digest_follows_entries_not_stat_data_or_encoding() {
 }
 
 /// The tree `git add -A` makes of the worktree, on a copy of the index.
-fn tree_git_would_store(rig: &Rig) -> String {
+pub fn tree_git_would_store(rig: &Rig) -> String {
     let copy = rig.fx.path("index-for-add");
     std::fs::copy(rig.repo.join(".git/index"), &copy).unwrap();
     let run = |args: &[&str]| {
