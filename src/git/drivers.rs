@@ -49,6 +49,10 @@ pub(crate) struct Found {
     /// The repository's own `core.fsmonitor` names git's builtin daemon (a boolean true),
     /// not a hook program; the last value git read wins, as it does for git.
     pub builtin_fsmonitor: bool,
+    /// Some setting makes git compare a worktree file with its index entry other than by
+    /// its stat data and bytes (conversions, case folding, ignored modes): a reader that
+    /// judges files itself must leave them to git.
+    pub converts_files: bool,
     /// The user's home, where a `~/` include points.
     home: Option<PathBuf>,
 }
@@ -234,6 +238,9 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
         if with_merges && key == b"core.fsmonitor" {
             found.builtin_fsmonitor = is_true(value);
         }
+        if with_merges && converts_files(key, value) {
+            found.converts_files = true;
+        }
         if let Some(rest) = key.strip_prefix(b"filter.") {
             let Some(dot) = rest.iter().rposition(|b| *b == b'.') else {
                 continue;
@@ -267,6 +274,22 @@ fn is_true(value: Option<&[u8]>) -> bool {
         let v = v.to_ascii_lowercase();
         matches!(v.as_slice(), b"true" | b"yes" | b"on" | b"1")
     })
+}
+
+/// Whether `key = value` changes how git compares worktree files with the index. Any
+/// filter key counts, whatever its scope: a user's filter applies through attributes.
+fn converts_files(key: &[u8], value: Option<&[u8]>) -> bool {
+    let is_false = value.is_some_and(|v| {
+        let v = v.to_ascii_lowercase();
+        matches!(v.as_slice(), b"false" | b"no" | b"off" | b"0" | b"")
+    });
+    match key {
+        b"core.attributesfile" | b"core.eol" | b"core.checkroundtripencoding" => true,
+        b"core.autocrlf" => !is_false,
+        b"core.ignorecase" | b"core.precomposeunicode" => !is_false,
+        b"core.filemode" | b"core.symlinks" => !is_true(value),
+        _ => key.starts_with(b"filter."),
+    }
 }
 
 fn is_include(key: &[u8]) -> bool {
@@ -360,6 +383,31 @@ local\0file:.git/config\0core.fsmonitor\nfalse\0",
             !sub.builtin_fsmonitor,
             "a submodule's setting is not the repository's"
         );
+    }
+
+    #[test]
+    fn settings_that_change_how_git_reads_files_are_noticed() {
+        let cases: [(&[u8], bool); 10] = [
+            (b"local\0file:.git/config\0core.filemode\ntrue\0", false),
+            (b"local\0file:.git/config\0core.filemode\nfalse\0", true),
+            (b"local\0file:.git/config\0core.autocrlf\nfalse\0", false),
+            (b"global\0file:/h/.gitconfig\0core.autocrlf\ninput\0", true),
+            (
+                b"global\0file:/h/.gitconfig\0core.attributesfile\n~/a\0",
+                true,
+            ),
+            (b"local\0file:.git/config\0core.ignorecase\0", true),
+            (b"local\0file:.git/config\0core.symlinks\nno\0", true),
+            (
+                b"global\0file:/h/.gitconfig\0filter.lfs.required\ntrue\0",
+                true,
+            ),
+            (b"local\0file:.git/config\0core.eol\ncrlf\0", true),
+            (b"command\0command line:\0core.autocrlf\ntrue\0", false),
+        ];
+        for (bytes, converts) in cases {
+            assert_eq!(found(bytes).converts_files, converts, "{bytes:?}");
+        }
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct Repo {
     /// The user turned on git's builtin fsmonitor daemon (`core.fsmonitor=true`) for this
     /// repository; `git status` may ask it ([`super::status`]).
     pub(crate) builtin_fsmonitor: bool,
+    /// Some setting makes git judge worktree files by more than stat data and bytes
+    /// ([`super::drivers`]); in-process readers of file states leave them to git.
+    pub converts_files: bool,
     /// Further files whose change means the repository must be checked again (the
     /// alternates files read when checking the allowed roots).
     pub(crate) watched: Vec<PathBuf>,
@@ -328,6 +331,7 @@ async fn discover(
         object_format,
         disarm,
         builtin_fsmonitor: drivers.builtin_fsmonitor,
+        converts_files: drivers.converts_files,
         watched: Vec::new(),
         _sealed: (),
     };

@@ -98,10 +98,12 @@ pub async fn read(
     let index_path = git.repo.git_dir.join("index");
     let info_attributes = git.repo.common_dir.join("info").join("attributes");
     let (format, top_owned, names_owned) = (git.repo.object_format, top.to_owned(), names.clone());
+    let converts = git.repo.converts_files;
     let looked = crate::safe_file::off_thread(git.cancel(), move || {
         look_all(
             &index_path,
             &info_attributes,
+            converts,
             format,
             &top_owned,
             &names_owned,
@@ -218,6 +220,7 @@ struct Looked {
 fn look_all(
     index: &Path,
     info_attributes: &Path,
+    converts: bool,
     format: ObjectFormat,
     top: &Path,
     names: &[String],
@@ -233,7 +236,8 @@ fn look_all(
             let file = File::read(top, name, format);
             let labels: Vec<String> = named.entries.iter().map(NamedEntry::label).collect();
             let convertible = attributes || file.attributes || file.cr;
-            let state = canonical(name)
+            // Conversions, case folding or ignored modes configured: git judges every path.
+            let state = (!converts && canonical(name))
                 .then(|| classify(named, &file, reading.mtime, convertible))
                 .flatten();
             Looked {

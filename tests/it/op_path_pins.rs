@@ -115,8 +115,10 @@ fn status_of(rig: &Rig, path: &str) -> Vec<String> {
 #[tokio::test]
 async fn commit_and_discard_refuse_exactly_the_paths_git_sees_nothing_in() {
     let rig = Rig::new();
-    rig.git(&["config", "core.autocrlf", "true"]);
     states(&rig);
+    judged_as_git_judges(&rig, PATHS).await;
+    // Conversions configured: git judges every path.
+    rig.git(&["config", "core.autocrlf", "true"]);
     judged_as_git_judges(&rig, PATHS).await;
     // A tracked attributes file: content may be converted, git decides more of it.
     rig.fx
@@ -127,6 +129,33 @@ async fn commit_and_discard_refuse_exactly_the_paths_git_sees_nothing_in() {
     let mut with_attr = PATHS.to_vec();
     with_attr.push("attr/z.txt");
     judged_as_git_judges(&rig, &with_attr).await;
+}
+
+#[tokio::test]
+async fn a_user_attributes_file_leaves_the_judgement_to_git() {
+    let rig = Rig::new();
+    // Kept as UTF-16 in the worktree, stored as UTF-8: the bytes (with no CR for a reader
+    // to notice) never match the blob, yet git reads the file back unchanged.
+    let attributes = rig.fx.path("user-attributes");
+    std::fs::write(&attributes, "u.txt working-tree-encoding=UTF-16LE\n").unwrap();
+    rig.git(&[
+        "config",
+        "core.attributesFile",
+        attributes.to_str().unwrap(),
+    ]);
+    std::fs::write(rig.repo.join("u.txt"), b"h\0i\0\n\0").unwrap();
+    rig.git(&["add", "u.txt"]);
+    rig.git(&["commit", "-q", "-m", "u"]);
+    // Same size, a later time: git compares the content, as converted.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(rig.repo.join("u.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    assert!(status_of(&rig, "u.txt").is_empty(), "git sees no change");
+    judged_as_git_judges(&rig, &["u.txt"]).await;
 }
 
 /// Each path proposed alone: commit is refused exactly when `status` lists nothing for
