@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// What a client says about itself. Attribution only: never identity or authorization.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -22,8 +23,9 @@ pub struct CallEvent<'a> {
     pub known: bool,
     pub read_only: bool,
     pub arguments: &'a Value,
-    /// The structured result, or the error payload.
-    pub payload: &'a Value,
+    /// The structured result, or the error payload, as the JSON the client gets: an
+    /// observer parses the little it reads rather than every call paying for a tree.
+    pub payload: &'a RawValue,
     pub is_error: bool,
     pub error_code: Option<i64>,
     pub duration: Duration,

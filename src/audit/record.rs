@@ -240,8 +240,9 @@ fn summary(event: &CallEvent<'_>, result: &str) -> String {
                 Some(code) => format!("error {code}"),
                 None => "error".into(),
             };
-            let field = event
-                .payload
+            // Errors only: a successful call's payload is never parsed here.
+            let payload: Value = serde_json::from_str(event.payload.get()).unwrap_or_default();
+            let field = payload
                 .pointer("/error/data/field")
                 .and_then(Value::as_str)
                 .filter(|f| {

@@ -72,9 +72,11 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
         let unknown;
         let read_only = tools::find(&config, name).is_some_and(|t| t.annotations.read_only);
         let (payload, is_error, error_code) = match &outcome {
-            Some(o) => (&o.structured, o.is_error, o.error_code),
+            Some(o) => (&o.rendered.structured, o.is_error, o.error_code),
             None => {
-                unknown = transport::unknown_tool(&config, name);
+                let data = crate::tools::compact(&transport::unknown_tool(&config, name));
+                unknown = serde_json::value::RawValue::from_string(data)
+                    .unwrap_or_else(|_| serde_json::value::RawValue::NULL.to_owned());
                 (&unknown, true, Some(crate::error::code::INVALID_PARAMS))
             }
         };
@@ -103,7 +105,9 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
             &format!("unknown tool: {name} (see `gitward tools`)"),
         );
     };
-    let text = serde_json::to_string_pretty(&outcome.structured).unwrap_or_default();
+    let structured: serde_json::Value =
+        serde_json::from_str(outcome.rendered.structured.get()).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
     let _ = writeln!(std::io::stdout(), "{text}");
     if outcome.is_error {
         ExitCode::FAILURE

@@ -110,8 +110,7 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
             (Transport::Stdio, opening) => {
                 let mut opening = opening.unwrap_or_default();
                 let stdin = opening.input();
-                let stdout = tokio::io::stdout();
-                Server::serve_opened(config, observers, opening, stdin, stdout, shutdown).await
+                Server::serve_stdout(config, observers, opening, stdin, shutdown).await
             }
             (Transport::Http { addr, options }, _) => {
                 let listener = tokio::net::TcpListener::bind(addr).await?;

@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{now_ms, pid_alive};
 use crate::config::Config;
@@ -159,10 +158,9 @@ impl Presence {
 
     fn record_call(&self, event: &CallEvent<'_>) {
         let now = now_ms();
-        let repo_path = event
-            .payload
-            .get("repoPath")
-            .and_then(Value::as_str)
+        let repo_path = serde_json::from_str::<RepoOf<'_>>(event.payload.get())
+            .ok()
+            .and_then(|r| r.repo_path)
             .filter(|p| p.starts_with('/') && !p.chars().any(char::is_control));
         {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -175,7 +173,7 @@ impl Presence {
             if let Some(repo_path) = repo_path {
                 state.repos.retain(|r| r.repo_path != repo_path);
                 state.repos.push_front(RepoUse {
-                    repo_path: repo_path.to_owned(),
+                    repo_path: repo_path.into_owned(),
                     last_call_at_ms: now,
                     last_tool: event.tool.chars().take(CLIENT_TEXT_MAX).collect(),
                 });
@@ -311,4 +309,11 @@ pub(crate) fn read_record(path: &Path) -> Option<Record> {
     let bytes = super::fsread::read_small(path, 256 * 1024)?;
     let record: Record = serde_json::from_slice(&bytes).ok()?;
     (record.schema_version == 1).then_some(record)
+}
+
+/// The one field presence reads of a call's payload; the rest is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct RepoOf<'a> {
+    #[serde(rename = "repoPath", borrow, default)]
+    repo_path: Option<std::borrow::Cow<'a, str>>,
 }

@@ -28,6 +28,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
@@ -88,20 +89,30 @@ pub trait Tool: Send + Sync + 'static {
         input: Self::Input,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send;
 
-    /// The text content block. By default the compact JSON of the structured result.
-    fn text(structured: &Value) -> String {
-        compact(structured)
-    }
-
-    /// The text content block when it depends on more than the structured result (the
-    /// spec tools wrap their state in an instruction the caller may switch off).
-    fn text_of(_output: &Self::Output, structured: &Value) -> String {
-        Self::text(structured)
+    /// The text content block when it is not the compact JSON of the structured result
+    /// (the spec tools wrap their state in an instruction the caller may switch off).
+    fn text_of(_output: &Self::Output) -> Option<String> {
+        None
     }
 }
 
-/// A call in flight: the structured result and its text block, or the failure.
-pub type Invoked = Pin<Box<dyn Future<Output = Result<(Value, String), ToolError>> + Send>>;
+/// A finished call: the structured result, serialized once, and its text block.
+pub struct Rendered {
+    pub structured: Box<RawValue>,
+    /// `None` when the text block is the structured result's JSON itself, so the same
+    /// bytes serve both without a copy.
+    pub text: Option<String>,
+}
+
+impl Rendered {
+    /// The text content block.
+    pub fn text(&self) -> &str {
+        self.text.as_deref().unwrap_or(self.structured.get())
+    }
+}
+
+/// A call in flight: its rendered result, or the failure.
+pub type Invoked = Pin<Box<dyn Future<Output = Result<Rendered, ToolError>> + Send>>;
 
 /// Runs one call. A closure, so a tool built at start-up from data (one preview tool per
 /// operation type) can keep what it was built from.
@@ -137,7 +148,6 @@ pub struct ToolDef {
     schemas: OnceLock<Schemas>,
     build_schemas: BuildSchemas,
     invoke: Invoke,
-    text: fn(&Value) -> String,
 }
 
 impl ToolDef {
@@ -157,13 +167,12 @@ impl ToolDef {
                 Box::pin(async move {
                     let input = input::parse::<T::Input>(args)?;
                     let output = T::call(ctx, input).await?;
-                    let structured = serde_json::to_value(&output)
-                        .map_err(|e| ToolError::internal(e.to_string()))?;
-                    let text = T::text_of(&output, &structured);
-                    Ok((structured, text))
+                    Ok(Rendered {
+                        structured: raw(&output)?,
+                        text: T::text_of(&output),
+                    })
                 })
             }),
-            text: T::text,
         }
     }
 
@@ -179,7 +188,6 @@ impl ToolDef {
             schemas: OnceLock::new(),
             build_schemas: about.schemas,
             invoke,
-            text: compact,
         }
     }
 
@@ -195,22 +203,9 @@ impl ToolDef {
         self.schemas.get_or_init(&self.build_schemas)
     }
 
-    /// Validates the arguments and runs the tool.
-    pub async fn call(&self, ctx: CallCtx, args: Value) -> Result<Value, ToolError> {
-        Ok((self.invoke)(ctx, args).await?.0)
-    }
-
-    /// Validates the arguments, runs the tool, and renders its text content block.
-    pub async fn call_rendered(
-        &self,
-        ctx: CallCtx,
-        args: Value,
-    ) -> Result<(Value, String), ToolError> {
+    /// Validates the arguments, runs the tool, and renders its result.
+    pub async fn call_rendered(&self, ctx: CallCtx, args: Value) -> Result<Rendered, ToolError> {
         (self.invoke)(ctx, args).await
-    }
-
-    pub fn text(&self, structured: &Value) -> String {
-        (self.text)(structured)
     }
 
     /// The payload of a failed call, as the agent sees it.
@@ -221,6 +216,13 @@ impl ToolDef {
             "error": { "code": error.code, "message": error.message, "data": error.data },
         })
     }
+}
+
+/// The compact JSON of a tool's output, written straight from its type: the same bytes
+/// `serde_json::to_value` and then [`compact`] would give (object keys keep their order),
+/// without the tree in between.
+pub fn raw<T: Serialize>(output: &T) -> Result<Box<RawValue>, ToolError> {
+    serde_json::value::to_raw_value(output).map_err(|e| ToolError::internal(e.to_string()))
 }
 
 /// The compact JSON of `value`, as its `Display` writes it, without going through a

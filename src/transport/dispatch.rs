@@ -9,22 +9,24 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
 use super::protocol::{self, Version, meta};
+use super::reply::{CallReply, Reply};
 use crate::config::Config;
 use crate::error::{ToolError, code};
 use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
 use crate::process::CancellationToken;
-use crate::tools::{self, CallCtx};
+use crate::tools::{self, CallCtx, Rendered};
 
 /// The outcome of running one tool.
 pub struct CallOutcome {
-    pub text: String,
-    pub structured: Value,
+    /// The structured result, or the error payload, and the text block.
+    pub rendered: Rendered,
     pub is_error: bool,
     pub error_code: Option<i64>,
 }
@@ -41,9 +43,8 @@ pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutco
         tool.call_rendered(ctx, args).await
     }));
     Some(match task.await {
-        Ok(Ok((structured, text))) => CallOutcome {
-            text,
-            structured,
+        Ok(Ok(rendered)) => CallOutcome {
+            rendered,
             is_error: false,
             error_code: None,
         },
@@ -60,10 +61,13 @@ pub async fn run_tool(ctx: CallCtx, name: &str, args: Value) -> Option<CallOutco
 }
 
 fn error_outcome(tool: &tools::ToolDef, err: &ToolError) -> CallOutcome {
-    let structured = tool.error_payload(err);
+    let payload = tools::compact(&tool.error_payload(err));
     CallOutcome {
-        text: tools::compact(&structured),
-        structured,
+        rendered: Rendered {
+            // The compact JSON of a `Value` is valid JSON.
+            structured: RawValue::from_string(payload).unwrap_or_else(|_| raw_null()),
+            text: None,
+        },
         is_error: true,
         error_code: Some(err.code),
     }
@@ -165,7 +169,7 @@ impl Handler {
         id: Id,
         method: String,
         params: Map<String, Value>,
-    ) -> Option<Value> {
+    ) -> Option<Reply> {
         let cancel = self.shutdown.child_token();
         self.request_with(id, method, params, cancel).await
     }
@@ -178,7 +182,7 @@ impl Handler {
         method: String,
         params: Map<String, Value>,
         cancel: CancellationToken,
-    ) -> Option<Value> {
+    ) -> Option<Reply> {
         let key = id.to_string();
         self.inflight
             .lock()
@@ -276,10 +280,10 @@ impl Handler {
         method: &str,
         params: Map<String, Value>,
         cancel: CancellationToken,
-    ) -> Option<Value> {
+    ) -> Option<Reply> {
         let era = match self.era(&id, method, &params) {
             Ok(era) => era,
-            Err(reply) => return Some(reply),
+            Err(reply) => return Some(reply.into()),
         };
         let shape = |result: Value| {
             if era.version.is_modern() {
@@ -308,20 +312,25 @@ impl Handler {
                 }
                 result
             }
-            "tools/call" => match self.call(&id, &params, &era, cancel).await {
-                Ok(result) => result,
-                Err(reply) => return Some(reply),
-            },
+            "tools/call" => {
+                return Some(match self.call(id, &params, &era, cancel).await {
+                    Ok(call) => Reply::Call(call),
+                    Err(reply) => reply.into(),
+                });
+            }
             _ => {
-                return Some(jsonrpc::error(
-                    id,
-                    code::METHOD_NOT_FOUND,
-                    "Method not found",
-                    Some(json!({ "method": method })),
-                ));
+                return Some(
+                    jsonrpc::error(
+                        id,
+                        code::METHOD_NOT_FOUND,
+                        "Method not found",
+                        Some(json!({ "method": method })),
+                    )
+                    .into(),
+                );
             }
         };
-        Some(jsonrpc::result(id, shape(result)))
+        Some(jsonrpc::result(id, shape(result)).into())
     }
 
     fn initialize(&self, id: Id, params: &Map<String, Value>) -> Value {
@@ -346,14 +355,14 @@ impl Handler {
 
     async fn call(
         &self,
-        id: &Id,
+        id: Id,
         params: &Map<String, Value>,
         era: &Era,
         cancel: CancellationToken,
-    ) -> Result<Value, Value> {
+    ) -> Result<CallReply, Value> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(invalid_params(
-                id,
+                &id,
                 "tools/call: \"name\" must be a string".into(),
             ));
         };
@@ -366,12 +375,14 @@ impl Handler {
         };
         let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
             let data = unknown_tool(&self.config, name);
+            let payload =
+                RawValue::from_string(tools::compact(&data)).unwrap_or_else(|_| raw_null());
             self.observe(&CallEvent {
                 tool: name,
                 known: false,
                 read_only: false,
                 arguments: &args,
-                payload: &data,
+                payload: &payload,
                 is_error: true,
                 error_code: Some(code::INVALID_PARAMS),
                 duration: started.elapsed(),
@@ -379,32 +390,31 @@ impl Handler {
             })
             .await;
             return Err(jsonrpc::error(
-                id.clone(),
+                id,
                 code::INVALID_PARAMS,
                 &format!("Unknown tool: {name}"),
                 Some(data),
             ));
         };
         let read_only = tools::find(&self.config, name).is_some_and(|t| t.annotations.read_only);
-        // Observed before the result takes the payload, which saves copying it.
         self.observe(&CallEvent {
             tool: name,
             known: true,
             read_only,
             arguments: &args,
-            payload: &outcome.structured,
+            payload: &outcome.rendered.structured,
             is_error: outcome.is_error,
             error_code: outcome.error_code,
             duration: started.elapsed(),
             client: &era.client,
         })
         .await;
-        Ok(protocol::call_result(
-            outcome.text,
-            outcome.structured,
-            outcome.is_error,
-            era.version,
-        ))
+        Ok(CallReply {
+            id,
+            rendered: outcome.rendered,
+            is_error: outcome.is_error,
+            version: era.version,
+        })
     }
 
     /// Tells every observer, then waits until each has kept what it must: the response
@@ -482,4 +492,9 @@ fn client_info(value: Option<&Value>) -> ClientInfo {
         name: text("name"),
         version: text("version"),
     }
+}
+
+/// `null`, for a payload that could not be kept as JSON (never, in practice).
+fn raw_null() -> Box<RawValue> {
+    RawValue::NULL.to_owned()
 }

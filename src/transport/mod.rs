@@ -9,6 +9,7 @@ pub mod instructions;
 pub mod jsonrpc;
 pub mod opening;
 pub mod protocol;
+pub mod reply;
 pub mod server;
 
 pub use server::{Server, run_tool, settle, unknown_tool};

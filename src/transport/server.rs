@@ -17,6 +17,7 @@ use super::framing::{Frame, FrameReader};
 use super::guard;
 use super::jsonrpc::{self, Incoming};
 use super::opening::Opening;
+use super::reply::Reply;
 use crate::config::Config;
 use crate::error::code;
 use crate::observe::CallObserver;
@@ -59,8 +60,49 @@ impl Server {
     {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(write_lines(rx, output));
-        let send = move |message: &Value| {
-            let _ = tx.send(crate::tools::compact(message).into_bytes());
+        Server::serve_loop(config, observers, opening, input, tx, shutdown).await?;
+        let _ = writer.await;
+        Ok(())
+    }
+
+    /// [`Server::serve_opened`] answering on the process's stdout from a thread of its
+    /// own: an answer is written as soon as it is queued, where an async stdout would hand
+    /// each write to a blocking-pool thread and wake the writer again when it is done.
+    pub async fn serve_stdout<R>(
+        config: Arc<Config>,
+        observers: Vec<Arc<dyn CallObserver>>,
+        opening: Opening,
+        input: R,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncBufRead + Unpin,
+    {
+        let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = std::thread::Builder::new()
+            .name("gitward-stdout".into())
+            .spawn(move || write_stdout(rx))?;
+        let served = Server::serve_loop(config, observers, opening, input, tx, shutdown).await;
+        // Every sender is gone: the thread ends once what is queued is written.
+        let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        served
+    }
+
+    /// Reads and answers requests; each answer is queued on `tx` as one line's bytes.
+    async fn serve_loop<R>(
+        config: Arc<Config>,
+        observers: Vec<Arc<dyn CallObserver>>,
+        opening: Opening,
+        input: R,
+        tx: mpsc::UnboundedSender<Vec<u8>>,
+        shutdown: CancellationToken,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncBufRead + Unpin,
+    {
+        // Each line leaves room for its newline, so the writer never copies an answer.
+        let send = move |reply: Reply| {
+            let _ = tx.send(reply.into_bytes(1));
         };
         let Opening { first, session, .. } = opening;
         let observers = observers.into();
@@ -86,26 +128,26 @@ impl Server {
             while tasks.try_join_next().is_some() {}
             match frame {
                 Frame::Eof => break,
-                Frame::TooLarge => send(&jsonrpc::error(
+                Frame::TooLarge => send(Reply::from(jsonrpc::error(
                     Value::Null,
                     code::INVALID_REQUEST,
                     "Invalid request",
                     Some(
                         json!({ "details": format!("frame exceeds {} bytes", super::framing::MAX_FRAME) }),
                     ),
-                )),
-                Frame::BadHeader(why) => send(&jsonrpc::error(
+                ))),
+                Frame::BadHeader(why) => send(Reply::from(jsonrpc::error(
                     Value::Null,
                     code::PARSE_ERROR,
                     "Parse error",
                     Some(json!({ "details": why })),
-                )),
+                ))),
                 Frame::Message(bytes) => match jsonrpc::classify(&bytes) {
-                    Incoming::Invalid(reply) => send(&reply),
+                    Incoming::Invalid(reply) => send(Reply::from(*reply)),
                     Incoming::Notification { method, params } => handler.notify(&method, &params),
                     Incoming::Request { id, method, params } => {
                         if let Some(reply) = handler.inline(&id, &method, &params) {
-                            send(&reply);
+                            send(reply.into());
                             continue;
                         }
                         // Past the bound, input waits in the pipe until a request finishes:
@@ -120,7 +162,7 @@ impl Server {
                         tasks.spawn(async move {
                             let _admitted = admitted;
                             if let Some(reply) = handler.request(id, method, params).await {
-                                send(&reply);
+                                send(reply);
                             }
                         });
                     }
@@ -131,10 +173,23 @@ impl Server {
             handler.cancel_all();
         }
         while tasks.join_next().await.is_some() {}
-        drop(handler);
-        drop(send);
-        let _ = writer.await;
         Ok(())
+    }
+}
+
+/// [`write_lines`] on a thread, straight into the process's stdout.
+fn write_stdout(mut rx: mpsc::UnboundedReceiver<Vec<u8>>) {
+    use std::io::Write;
+    while let Some(mut line) = rx.blocking_recv() {
+        line.push(b'\n');
+        while let Ok(mut more) = rx.try_recv() {
+            line.append(&mut more);
+            line.push(b'\n');
+        }
+        let mut out = std::io::stdout().lock();
+        if out.write_all(&line).is_err() || out.flush().is_err() {
+            break;
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use crate::error::ToolError;
 use crate::gateway::api::{self, MAX_REASON_BYTES, Proposal};
 use crate::git::repo;
 use crate::operation::{self, Operation};
-use crate::tools::{About, Annotations, CallCtx, Schemas, ToolDef, input, schema};
+use crate::tools::{self, About, Annotations, CallCtx, Rendered, Schemas, ToolDef, input, schema};
 
 /// The longest `idempotencyKey` a client may send; the wire key adds the type prefix.
 pub const MAX_CLIENT_KEY: usize = 128;
@@ -64,10 +64,10 @@ fn tool(op: &'static dyn Operation) -> ToolDef {
         Box::new(move |ctx, args| {
             Box::pin(async move {
                 let output = call(op, name, ctx, args).await?;
-                let structured = serde_json::to_value(&output)
-                    .map_err(|e| ToolError::internal(e.to_string()))?;
-                let text = structured.to_string();
-                Ok((structured, text))
+                Ok(Rendered {
+                    structured: tools::raw(&output)?,
+                    text: None,
+                })
             })
         }),
     )

@@ -67,8 +67,8 @@ impl Tool for ApplyChange {
         Ok(SpecReply::new(state, include))
     }
 
-    fn text_of(output: &SpecReply, _: &Value) -> String {
-        output.render(include_str!("../../specs/instructions/apply-change.md"))
+    fn text_of(output: &SpecReply) -> Option<String> {
+        Some(output.render(include_str!("../../specs/instructions/apply-change.md")))
     }
 }
 

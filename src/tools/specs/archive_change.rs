@@ -2,7 +2,6 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::{SpecReply, change_name, folder_id, workspace};
 use crate::config::Toolset;
@@ -69,7 +68,7 @@ impl Tool for ArchiveChange {
         Ok(SpecReply::new(state, include))
     }
 
-    fn text_of(output: &SpecReply, _: &Value) -> String {
-        output.render(include_str!("../../specs/instructions/archive-change.md"))
+    fn text_of(output: &SpecReply) -> Option<String> {
+        Some(output.render(include_str!("../../specs/instructions/archive-change.md")))
     }
 }

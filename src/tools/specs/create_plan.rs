@@ -4,7 +4,7 @@ use std::path::Path;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{SpecReply, WRITE, workspace};
 use crate::config::Toolset;
@@ -93,8 +93,8 @@ impl Tool for CreatePlan {
         }
     }
 
-    fn text_of(output: &SpecReply, _: &Value) -> String {
-        output.render(include_str!("../../specs/instructions/create-plan.md"))
+    fn text_of(output: &SpecReply) -> Option<String> {
+        Some(output.render(include_str!("../../specs/instructions/create-plan.md")))
     }
 }
 

@@ -111,8 +111,8 @@ impl Tool for CreateProposal {
         Ok(SpecReply::new(state, include))
     }
 
-    fn text_of(output: &SpecReply, _: &Value) -> String {
-        output.render(include_str!("../../specs/instructions/create-proposal.md"))
+    fn text_of(output: &SpecReply) -> Option<String> {
+        Some(output.render(include_str!("../../specs/instructions/create-proposal.md")))
     }
 }
 

@@ -94,8 +94,8 @@ impl Tool for Explore {
         Ok(SpecReply::new(state, include))
     }
 
-    fn text_of(output: &SpecReply, _: &Value) -> String {
-        output.render(include_str!("../../specs/instructions/explore.md"))
+    fn text_of(output: &SpecReply) -> Option<String> {
+        Some(output.render(include_str!("../../specs/instructions/explore.md")))
     }
 }
 

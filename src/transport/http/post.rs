@@ -15,6 +15,7 @@ use crate::transport::dispatch::Handler;
 use crate::transport::framing::MAX_FRAME;
 use crate::transport::jsonrpc::{self, Incoming};
 use crate::transport::protocol::{Version, meta};
+use crate::transport::reply::Reply;
 
 pub async fn plain(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
     handle(app, None, headers, body).await
@@ -50,7 +51,9 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
     };
     let sse = wants_sse(&headers);
     let (id, method, params) = match jsonrpc::classify(&bytes) {
-        Incoming::Invalid(reply) => return answer(StatusCode::BAD_REQUEST, &reply, sse, None),
+        Incoming::Invalid(reply) => {
+            return answer(StatusCode::BAD_REQUEST, (*reply).into(), sse, None);
+        }
         Incoming::Notification { method, params } => {
             if let Some(id) = session_id(&headers) {
                 match app.sessions.get(id, &scope) {
@@ -72,7 +75,7 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
         let reply = session.handler.inline(&id, &method, &params);
         return answer(
             StatusCode::OK,
-            &reply.unwrap_or(Value::Null),
+            reply.unwrap_or(Value::Null).into(),
             sse,
             Some(&session_id),
         );
@@ -100,10 +103,10 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
         }
     };
     if let Some(reply) = handler.inline(&id, &method, &params) {
-        return answer(StatusCode::OK, &reply, sse, None);
+        return answer(StatusCode::OK, reply.into(), sse, None);
     }
     match run(&app, handler, id, method, params, bytes.len()).await {
-        Some(reply) => answer(StatusCode::OK, &reply, sse, None),
+        Some(reply) => answer(StatusCode::OK, reply, sse, None),
         // Cancelled by the client, who no longer waits for an answer.
         None => StatusCode::ACCEPTED.into_response(),
     }
@@ -117,7 +120,7 @@ async fn run(
     method: String,
     params: Map<String, Value>,
     size: usize,
-) -> Option<Value> {
+) -> Option<Reply> {
     let _admitted = app.inflight.admit(size).await;
     let cancel = app.shutdown.child_token();
     // Dropped with this future when the connection closes: the request's git children
@@ -215,9 +218,12 @@ fn unknown_session() -> Response {
     )
 }
 
-fn answer(status: StatusCode, reply: &Value, sse: bool, session: Option<&str>) -> Response {
+fn answer(status: StatusCode, reply: Reply, sse: bool, session: Option<&str>) -> Response {
     let mut response = if sse {
-        let event = format!("event: message\ndata: {reply}\n\n");
+        const HEAD: &[u8] = b"event: message\ndata: ";
+        let mut event = HEAD.to_vec();
+        event.append(&mut reply.into_bytes(2));
+        event.extend_from_slice(b"\n\n");
         let mut response = (status, Bytes::from(event)).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -225,7 +231,7 @@ fn answer(status: StatusCode, reply: &Value, sse: bool, session: Option<&str>) -
         );
         response
     } else {
-        let mut response = (status, Bytes::from(reply.to_string())).into_response();
+        let mut response = (status, Bytes::from(reply.into_bytes(0))).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
