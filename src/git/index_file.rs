@@ -18,7 +18,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::ObjectFormat;
+use super::{ObjectFormat, Oid};
 
 /// The largest index read; the same bound as an index copy.
 const MAX_INDEX: u64 = 1 << 30;
@@ -83,6 +83,10 @@ pub(crate) struct Walked {
     pub digest: Option<String>,
     /// The file is a split index: its entries are only the changes on a shared one.
     pub split: bool,
+    /// The file is a sparse index: some entries are directories standing for their files.
+    pub sparse: bool,
+    /// The tree the index amounts to, from a valid cache-tree root.
+    pub tree: Option<Oid>,
 }
 
 /// Every entry handed to `visit` in file order, and with `digest` [`digest_of`] the
@@ -97,13 +101,15 @@ pub(crate) fn walk(
         hasher: digest.then(Sha256::new),
         buf: Vec::new(),
     };
-    let mut split = false;
+    let mut found = Extensions::default();
     if !bytes.is_empty() {
-        split = entries(bytes, format, &mut feed, visit)?;
+        found = entries(bytes, format, &mut feed, visit)?;
     }
     Some(Walked {
         digest: feed.finish(),
-        split,
+        split: found.split,
+        sparse: found.sparse,
+        tree: found.tree,
     })
 }
 
@@ -203,7 +209,7 @@ fn entries(
     format: ObjectFormat,
     hasher: &mut Feed,
     visit: &mut dyn FnMut(&Entry<'_>),
-) -> Option<bool> {
+) -> Option<Extensions> {
     let oid_len = match format {
         ObjectFormat::Sha1 => 20,
         ObjectFormat::Sha256 => 32,
@@ -268,22 +274,58 @@ fn entries(
     extensions(&mut cur, oid_len, hasher)
 }
 
+/// What the extensions say about the entries.
+#[derive(Default)]
+struct Extensions {
+    split: bool,
+    sparse: bool,
+    tree: Option<Oid>,
+}
+
 /// Walks the extensions; only the split-index link belongs to the entries' content.
-/// True when there is one.
-fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Feed) -> Option<bool> {
+fn extensions(cur: &mut Cursor<'_>, oid_len: usize, hasher: &mut Feed) -> Option<Extensions> {
     let end = cur.bytes.len().checked_sub(oid_len)?;
-    let mut split = false;
+    let mut found = Extensions::default();
     while cur.at < end {
         let signature = cur.take(4)?;
         let size = usize::try_from(cur.u32()?).ok()?;
         let data = cur.take(size)?;
-        if signature == b"link" {
-            split = true;
-            hasher.update(b"link");
-            hasher.update(data);
+        match signature {
+            b"link" => {
+                found.split = true;
+                hasher.update(b"link");
+                hasher.update(data);
+            }
+            b"sdir" => found.sparse = true,
+            b"TREE" => found.tree = cache_tree_root(data, oid_len),
+            _ => {}
         }
     }
-    (cur.at == end).then_some(split)
+    (cur.at == end).then_some(found)
+}
+
+/// The first cache-tree record is the root (empty path): `<entries> <subtrees>\n` then
+/// its tree id, absent when `<entries>` is -1 (invalidated).
+fn cache_tree_root(data: &[u8], oid_len: usize) -> Option<Oid> {
+    let mut cur = Cursor { bytes: data, at: 0 };
+    if !cur.until_nul()?.is_empty() {
+        return None;
+    }
+    let rest = cur.bytes.get(cur.at..)?;
+    let line_len = rest.iter().position(|b| *b == b'\n')?;
+    let line = std::str::from_utf8(&rest[..line_len]).ok()?;
+    let (entries, _) = line.split_once(' ')?;
+    if entries.parse::<i64>().ok()? < 0 {
+        return None;
+    }
+    cur.at += line_len + 1;
+    oid_of(cur.take(oid_len)?)
+}
+
+/// An object id as the index stores it (raw bytes).
+pub(crate) fn oid_of(raw: &[u8]) -> Option<Oid> {
+    let text: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+    Oid::parse(&text)
 }
 
 #[cfg(test)]
@@ -300,6 +342,19 @@ mod tests {
         ] {
             assert_eq!(digest_of(bytes, ObjectFormat::Sha1), None, "{bytes:?}");
         }
+    }
+
+    #[test]
+    fn the_cache_tree_root_is_read_only_when_valid() {
+        let oid = [0xabu8; 20];
+        let mut valid = b"\x0012 3\n".to_vec();
+        valid.extend_from_slice(&oid);
+        assert_eq!(
+            cache_tree_root(&valid, 20).map(|o| o.as_str().to_owned()),
+            Some("ab".repeat(20))
+        );
+        assert_eq!(cache_tree_root(b"\0-1 3\n", 20), None);
+        assert_eq!(cache_tree_root(b"sub\x001 0\n", 20), None);
     }
 
     #[test]
