@@ -86,32 +86,39 @@ pub struct Merge;
 /// fast-forward.
 async fn read_pins(ctx: Ctx<'_>, f: &MergeFields) -> Result<Value, OpError> {
     let git = Git::new(ctx.repo, ctx.cancel);
-    let (mut pins, head, source) = read_refs(&git, f).await?;
-    let base = match &head {
+    let (refs, index) = tokio::join!(read_refs(&git, f), pins::index_digest(&git));
+    let (head, source) = refs?;
+    let tip = tip_of(&head);
+    let base = match &tip {
         Some(tip) => crate::git::merge_base::of(&git, tip, &source).await?,
         None => None,
     };
-    mark_fast_forward(&mut pins, head.as_ref(), base.as_ref());
+    let mut pins = pins_of(&head, &source, index?);
+    mark_fast_forward(&mut pins, tip.as_ref(), base.as_ref());
     Ok(pins)
 }
 
-/// HEAD, the source's commit and the index, each read from its file when it can be (a
-/// source that is not a local branch is resolved by git); with HEAD's commit when it is
-/// on a born branch, and the source's.
-async fn read_refs(git: &Git<'_>, f: &MergeFields) -> Result<(Value, Option<Oid>, Oid), OpError> {
+/// HEAD and the source's commit, each read from its file when it can be (a source that
+/// is not a local branch is resolved by git).
+async fn read_refs(git: &Git<'_>, f: &MergeFields) -> Result<(Found, Oid), OpError> {
     let source = Rev::parse("sourceRef", &f.source_ref)?;
-    let (head, source, index) = tokio::join!(
+    let (head, source) = tokio::join!(
         pins::head(git),
-        git.resolve_named_commit("sourceRef", &source),
-        pins::index_digest(git)
+        git.resolve_named_commit("sourceRef", &source)
     );
-    let (head, source, index) = (head?, source?, index?);
-    let pins = json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index});
-    let tip = match head {
-        Found::Symbolic { oid: Some(tip), .. } => Some(tip),
+    Ok((head?, source?))
+}
+
+fn pins_of(head: &Found, source: &Oid, index: String) -> Value {
+    json!({"head": head.to_json(), "sourceOid": source.as_str(), "index": index})
+}
+
+/// HEAD's commit when it is on a born branch.
+fn tip_of(head: &Found) -> Option<Oid> {
+    match head {
+        Found::Symbolic { oid: Some(tip), .. } => Some(tip.clone()),
         _ => None,
-    };
-    Ok((pins, tip, source))
+    }
 }
 
 /// Whether the merge is a fast-forward follows from the merge base of HEAD and the
@@ -197,19 +204,26 @@ impl Operation for Merge {
         let f = MergeFields::from_fields(fields)?;
         ctx.repo.require_worktree()?;
         let git = Git::new(ctx.repo, ctx.cancel);
-        let (mut pins, tip, source) = read_refs(&git, &f).await?;
-        // The merge base and the staged check only matter on a born branch; the two git
-        // runs they need go side by side.
-        let (base, staged) = match &tip {
-            Some(tip) => {
-                let (base, staged) = tokio::join!(
-                    crate::git::merge_base::of(&git, tip, &source),
-                    crate::git::diff::staged_against(&git, tip)
-                );
-                (base?, staged)
-            }
-            None => (None, Ok(false)),
+        // The index digest is read beside the refs and the two git runs that follow them
+        // (merge base, staged check), which only matter on a born branch.
+        let refs_and_runs = async {
+            let (head, source) = read_refs(&git, &f).await?;
+            let tip = tip_of(&head);
+            let (base, staged) = match &tip {
+                Some(tip) => {
+                    let (base, staged) = tokio::join!(
+                        crate::git::merge_base::of(&git, tip, &source),
+                        crate::git::diff::staged_against(&git, tip)
+                    );
+                    (base?, staged)
+                }
+                None => (None, Ok(false)),
+            };
+            Ok::<_, OpError>((head, source, tip, base, staged))
         };
+        let (read, index) = tokio::join!(refs_and_runs, pins::index_digest(&git));
+        let (head, source, tip, base, staged) = read?;
+        let mut pins = pins_of(&head, &source, index?);
         mark_fast_forward(&mut pins, tip.as_ref(), base.as_ref());
         check_mergeable(&f, &pins, base.as_ref(), staged)?;
         Ok(Pins(pins))
