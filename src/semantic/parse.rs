@@ -333,18 +333,8 @@ mod tests {
 
     /// git's full-context patch between two texts, from git itself.
     fn unified(old: &str, new: &str) -> String {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        std::fs::write(&a, old).unwrap();
-        std::fs::write(&b, new).unwrap();
-        #[allow(clippy::disallowed_methods)]
-        let out = std::process::Command::new("git")
-            .args(["diff", "--no-index", "--no-color", "-U100000000"])
-            .arg(&a)
-            .arg(&b)
-            .output()
-            .unwrap();
-        let text = String::from_utf8(out.stdout).unwrap();
+        let out = crate::semantic::patch::git_diff_texts(old, new, &["-U100000000"]);
+        let text = String::from_utf8(out).unwrap();
         text[text.find("@@").unwrap()..].to_owned()
     }
 

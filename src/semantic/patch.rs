@@ -254,6 +254,24 @@ fn hunk_header(line: &[u8]) -> Result<(usize, usize, usize, usize), Malformed> {
     Ok((a, b, c, d))
 }
 
+/// git's own `diff --no-index` of two texts with `args`, for the engine's tests.
+#[cfg(test)]
+pub(crate) fn git_diff_texts(old: &str, new: &str, args: &[&str]) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::write(&a, old).unwrap();
+    std::fs::write(&b, new).unwrap();
+    #[allow(clippy::disallowed_methods)]
+    let out = std::process::Command::new("git")
+        .args(["diff", "--no-index", "--no-color"])
+        .args(args)
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    out.stdout
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,20 +299,9 @@ diff --git a/old.py b/new.py\nsimilarity index 90%\nrename from old.py\nrename t
 
     /// git's own patch of one file between two texts, as the engine asks for it.
     fn patch(old: &str, new: &str, context: &str) -> Vec<u8> {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        std::fs::write(&a, old).unwrap();
-        std::fs::write(&b, new).unwrap();
-        #[allow(clippy::disallowed_methods)]
-        let out = std::process::Command::new("git")
-            .args(["diff", "--no-index", "--no-color", "--full-index", context])
-            .arg(&a)
-            .arg(&b)
-            .output()
-            .unwrap();
         let z = "0".repeat(40);
         let mut raw = format!(":100644 100644 {z} {z} M\0f\0\0").into_bytes();
-        raw.extend(out.stdout);
+        raw.extend(git_diff_texts(old, new, &["--full-index", context]));
         raw
     }
 

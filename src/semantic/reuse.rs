@@ -128,19 +128,8 @@ mod tests {
 
     /// git's `-U0` hunks between two texts, from git itself.
     fn hunks(old: &str, new: &str) -> Vec<Hunk> {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        std::fs::write(&a, old).unwrap();
-        std::fs::write(&b, new).unwrap();
-        #[allow(clippy::disallowed_methods)]
-        let out = std::process::Command::new("git")
-            .args(["diff", "--no-index", "--no-color", "-U0"])
-            .arg(&a)
-            .arg(&b)
-            .output()
-            .unwrap();
         let mut raw = format!(":100644 100644 {z} {z} M\0f\0\0", z = "0".repeat(40)).into_bytes();
-        raw.extend(out.stdout);
+        raw.extend(patch::git_diff_texts(old, new, &["-U0"]));
         patch::read(&raw).unwrap().remove(0).hunks
     }
 
