@@ -115,6 +115,13 @@ echo "== start-up"
 "$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
 figure "$(head -1 "$BENCH_DIR/startup.txt")" "within 0.3 ms of head -1 answering the same line (median $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"), same run, interleaved)"
 figure "$(sed -n 3p "$BENCH_DIR/startup.txt")" "≤ 0.3 ms"
+# Most of that is the dynamic loader's: each shared library it maps, the relocations it
+# applies (build.rs says which link settings keep both small).
+if command -v readelf >/dev/null; then
+    relr=$(readelf -r "$BIN" | sed -n "s/^Relocation section '.relr.dyn' .* contains \([0-9]*\) entries:/\1/p")
+    echo "loader work: shared libraries $(readelf -d "$BIN" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | paste -sd ' ');" \
+        "relative relocations: $(readelf -r "$BIN" | grep -c '_RELATIVE ') RELA entries, ${relr:-0} packed RELR words"
+fi
 
 # Side by side with a process that reads one line and prints it: whatever gitward costs
 # beyond that is its own start work. The whole run (answer, then exit at end of input).
