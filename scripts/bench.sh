@@ -70,7 +70,7 @@ vs repo.status "ratio ≤ 1.05x vs git status --porcelain=v2 -z --branch" \
     "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
 vs repo.brief "ratio ≤ 1.15x vs git status --porcelain=v2 -z --branch" \
     "{\"repoPath\":\"$REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
-vs repo.history "ratio ≤ 1.5x vs git log -50" \
+vs repo.history "ratio ≤ 1.2x vs git log -50" \
     "{\"repoPath\":\"$REPO\",\"limit\":50}" git -C "$REPO" log -50
 # The same walk with the fields repo.history asks for (git log -z --format, one commit
 # more to know whether a next page exists): what is left is the server's own cost.

@@ -13,6 +13,10 @@
 //! mcp_bench vs GITWARD ROUNDS TOOL ARGS_JSON git ARG...
 //!     one warm server; each round times one call and one direct git run, alternating
 //!     which goes first, so both see the same machine load
+//! mcp_bench ab GITWARD_A GITWARD_B ROUNDS TOOL ARGS_JSON git ARG...
+//!     two warm servers (a before and an after build) and direct git, one of each per
+//!     round in a rotating order, so all three see the same load: each one's median, and
+//!     each server's own cost per call (median per-round difference to git)
 //! mcp_bench vs GITWARD ROUNDS TOOL ARGS_JSON replay REPO ONTO PAIRS_FILE
 //!     as above, the git side being the `git merge-tree --write-tree` sequence of a
 //!     rebase: PAIRS_FILE holds "COMMIT PARENT" lines, oldest first, each merge building
@@ -20,7 +24,8 @@
 //! ```
 //!
 //! `vs` prints one line: medians, min–max, the ratio of the medians and the spread of
-//! the per-round ratios, and the median per-round difference: the server's own cost per call.
+//! the per-round ratios, the median per-round difference (the server's own cost per call),
+//! and the median round trip of a `ping` sent in each round (the transport's share of it).
 
 // A benchmark driver stops at the first failure, with its location.
 #![allow(clippy::unwrap_used)]
@@ -48,11 +53,18 @@ fn main() -> ExitCode {
             json,
             &Direct::Git(git_args.iter().map(|a| a.to_string()).collect()),
         ),
+        ["ab", a, b, rounds, tool, json, "git", git_args @ ..] => ab(
+            [a, b],
+            rounds.parse().unwrap_or(20),
+            tool,
+            json,
+            &Direct::Git(git_args.iter().map(|a| a.to_string()).collect()),
+        ),
         ["vs", bin, rounds, tool, json, "replay", repo, onto, pairs] => {
             Direct::replay(repo, onto, pairs)
                 .and_then(|direct| vs(bin, rounds.parse().unwrap_or(20), tool, json, &direct))
         }
-        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | latency GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | burst GITWARD N TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
+        _ => Err("usage: mcp_bench calls GITWARD N TOOL ARGS_JSON | ab GITWARD_A GITWARD_B ROUNDS TOOL ARGS_JSON git ARG... | latency GITWARD N TOOL ARGS_JSON | startup GITWARD RUNS | peak GITWARD TOOL ARGS_JSON | burst GITWARD N TOOL ARGS_JSON | vs GITWARD ROUNDS TOOL ARGS_JSON (git ARG... | replay REPO ONTO PAIRS_FILE)".into()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -224,6 +236,7 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
     let mut id = 0;
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
+    let mut pings = Vec::new();
     // Two unmeasured rounds warm the page cache and the server.
     for round in 0..rounds + 2 {
         let mut time_call = || -> Result<Duration, String> {
@@ -248,12 +261,23 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
             let b = time_git()?;
             (time_call()?, b)
         };
+        // A `ping` in the same round: reading a request and writing its answer, with no
+        // tool, no git and no ledger, is the floor under every call's own cost.
+        id += 1;
+        let started = Instant::now();
+        let pong = peer.ask(&json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }))?;
+        let ping = started.elapsed();
+        if pong.get("result").is_none() {
+            return Err(format!("ping failed: {pong}"));
+        }
         if round >= 2 {
             ours.push(a);
             theirs.push(b);
+            pings.push(ping);
         }
     }
     peer.stop();
+    pings.sort();
     let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
     let mut ratios: Vec<f64> = ours
         .iter()
@@ -264,7 +288,9 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
     let median = |v: &[Duration]| ms(&v[v.len() / 2]);
     // The server's own part of a call (reading the request, starting git, parsing its
     // output, writing the answer), as the median of the per-round differences: the git
-    // run it makes costs about what the direct one does.
+    // run it makes costs about what the direct one does. Of that, the ping's round trip is
+    // the transport's part (read, parse, write); the rest is the call's (spawn, parse git's
+    // output, serialize, audit).
     let mut extra: Vec<f64> = ours
         .iter()
         .zip(&theirs)
@@ -274,7 +300,7 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
     ours.sort();
     theirs.sort();
     println!(
-        "{tool:<22} gitward {:8.2} ms ({:.2}–{:.2})   git {:8.2} ms ({:.2}–{:.2})   ratio {:.2}x (per round {:.2}–{:.2}, {rounds} rounds)   server's own {:.2} ms per call",
+        "{tool:<22} gitward {:8.2} ms ({:.2}–{:.2})   git {:8.2} ms ({:.2}–{:.2})   ratio {:.2}x (per round {:.2}–{:.2}, {rounds} rounds)   server's own {:.2} ms per call (ping round trip {:.2} ms)",
         median(&ours),
         ms(&ours[0]),
         ms(&ours[ours.len() - 1]),
@@ -285,7 +311,61 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
         ratios[0],
         ratios[ratios.len() - 1],
         extra[extra.len() / 2],
+        median(&pings),
     );
+    Ok(())
+}
+
+fn ab(bins: [&str; 2], rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result<(), String> {
+    let arguments: Value = serde_json::from_str(args).map_err(|e| e.to_string())?;
+    let mut peers = Vec::new();
+    for bin in bins {
+        let mut peer = Peer::start(bin)?;
+        peer.ask(&json!({ "jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": { "_meta": meta() } }))?;
+        peers.push(peer);
+    }
+    // times[0], times[1]: the two servers; times[2]: direct git.
+    let mut times: [Vec<f64>; 3] = Default::default();
+    for round in 0..rounds + 2 {
+        let id = round + 1;
+        let mut took = [0.0; 3];
+        for k in 0..3 {
+            let who = (k + round as usize) % 3;
+            let started = Instant::now();
+            if who == 2 {
+                direct.run()?;
+            } else {
+                let reply = peers[who].ask(&tool_call(id, tool, &arguments))?;
+                if reply["result"]["isError"] != json!(false) {
+                    return Err(format!("{tool} failed: {reply}"));
+                }
+            }
+            took[who] = started.elapsed().as_secs_f64() * 1000.0;
+        }
+        if round >= 2 {
+            for (all, t) in times.iter_mut().zip(took) {
+                all.push(t);
+            }
+        }
+    }
+    for peer in peers {
+        peer.stop();
+    }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let git = median(&times[2]);
+    for (name, t) in ["A", "B"].iter().zip(&times[..2]) {
+        let own: Vec<f64> = t.iter().zip(&times[2]).map(|(a, b)| a - b).collect();
+        println!(
+            "{tool:<22} {name} {:8.2} ms   git {git:8.2} ms   ratio {:.2}x   server's own {:.2} ms per call ({rounds} rounds)",
+            median(t),
+            median(t) / git,
+            median(&own),
+        );
+    }
     Ok(())
 }
 

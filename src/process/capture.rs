@@ -174,6 +174,21 @@ async fn wait_exit(
     inv: &Invocation,
 ) -> Result<Option<i32>, RunError> {
     let name = inv.program.name();
+    // A child that closed both pipes is exiting: its descriptors close a moment before it
+    // can be reaped. Reaping it here, after a yield or two if need be, spares a hop to a
+    // blocking thread and back; one that lingers is waited for there.
+    for _ in 0..3 {
+        match handle.try_wait() {
+            Ok(Some(output)) => return Ok(output.status.code()),
+            Ok(None) => tokio::task::yield_now().await,
+            Err(source) => {
+                return Err(RunError::Io {
+                    program: name,
+                    source,
+                });
+            }
+        }
+    }
     let waiter = Arc::clone(handle);
     let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
     tokio::select! {

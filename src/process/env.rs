@@ -68,6 +68,10 @@ pub const FORCED: &[(&str, &str)] = &[
     ("GIT_NO_LAZY_FETCH", "1"),
     // Advice lines are noise in captured stderr.
     ("GIT_ADVICE", "0"),
+    // Output into a pipe is flushed record by record unless told otherwise: one write and
+    // one wake-up of ours per commit of a `git log`. Nothing reads a child interactively
+    // (stdin is given whole), so full buffering loses nothing.
+    ("GIT_FLUSH", "0"),
 ];
 
 fn is_stripped(name: &OsStr) -> bool {
@@ -140,5 +144,15 @@ mod tests {
             .collect();
         assert_eq!(prompt.len(), 1);
         assert_eq!(prompt[0].1, "0");
+    }
+
+    #[test]
+    fn children_buffer_their_output_fully() {
+        let flush: Vec<_> = child_env()
+            .iter()
+            .filter(|(k, _)| k == "GIT_FLUSH")
+            .collect();
+        assert_eq!(flush.len(), 1);
+        assert_eq!(flush[0].1, "0");
     }
 }
