@@ -10,6 +10,8 @@
 pub mod answer;
 mod cache;
 mod file;
+#[cfg(test)]
+mod incremental_tests;
 pub mod languages;
 mod moves;
 mod outline;
