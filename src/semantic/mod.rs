@@ -10,6 +10,8 @@
 pub mod answer;
 mod cache;
 mod file;
+#[cfg(test)]
+mod incremental_tests;
 pub mod languages;
 mod moves;
 mod outline;
@@ -134,10 +136,10 @@ pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer,
         .flatten();
     let plan = plan::Plan::new(files);
     let fetched = source::blobs(&git, &plan.to_fetch()).await?;
-    let (files, spent) =
-        tokio::task::spawn_blocking(move || plan.finish(fetched, worktree, deadline))
-            .await
-            .map_err(|_| GitError::Internal("the semantic engine stopped".into()))?;
+    let (files, spent) = plan
+        .finish(fetched, worktree, deadline)
+        .await
+        .map_err(|_| GitError::Internal("the semantic engine stopped".into()))?;
     Ok(Answer {
         files,
         changed_files,

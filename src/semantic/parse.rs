@@ -167,6 +167,13 @@ pub fn edited_to(old: &Parsed, hunks: &[Hunk], new: &Parsed) -> Option<(Tree, Ve
 /// The old tree with each hunk applied as an edit, first to last: the text before a hunk
 /// is then already the new side's, so its start is a new-side position. `None` (parse
 /// afresh) when a hunk does not fit the two sides.
+///
+/// Each hunk owns the text from its first line to the next hunk's (the first one from the
+/// start of the file), on both sides, and its edit is only the bytes between the common
+/// head and tail of those two windows: a changed literal edits the literal, not its line,
+/// so tree-sitter keeps the tokens around it (whole-line edits make the Python grammar
+/// lex far past the change). The windows cover both texts end to end, so the edits
+/// describe the change exactly even when a hunk is off.
 fn edited(
     old: &Parsed,
     hunks: &[Hunk],
@@ -174,40 +181,87 @@ fn edited(
     new_starts: &[usize],
 ) -> Option<(Tree, Vec<Edit>)> {
     let at = |starts: &[usize], len: usize, line: usize| starts.get(line).copied().unwrap_or(len);
+    // 0-based first changed line of each side; a side without lines starts after `*_start`.
+    let first = |hunk: &Hunk| {
+        (
+            hunk.old_start - usize::from(!hunk.removed.is_empty() && hunk.old_start > 0),
+            hunk.new_start - usize::from(!hunk.added.is_empty() && hunk.new_start > 0),
+        )
+    };
+    let old_len = old.source.len();
     let mut tree = old.tree.clone();
     let mut edits = Vec::with_capacity(hunks.len());
-    for hunk in hunks {
-        // 0-based first changed line; a side without lines starts after `*_start`.
-        let old_first =
-            hunk.old_start - usize::from(!hunk.removed.is_empty() && hunk.old_start > 0);
-        let new_first = hunk.new_start - usize::from(!hunk.added.is_empty() && hunk.new_start > 0);
-        let old_len = old.source.len();
-        let (os, oe) = (
-            at(&old.starts, old_len, old_first),
-            at(&old.starts, old_len, old_first + hunk.removed.len()),
-        );
-        let (ns, ne) = (
-            at(new_starts, new.len(), new_first),
-            at(new_starts, new.len(), new_first + hunk.added.len()),
-        );
+    let (mut os, mut ns) = (0, 0);
+    // No hunks at all still compares the whole texts.
+    for i in 0..hunks.len().max(1) {
+        let (oe, ne) = match hunks.get(i + 1).map(first) {
+            Some((o, n)) => (at(&old.starts, old_len, o), at(new_starts, new.len(), n)),
+            None => (old_len, new.len()),
+        };
         let (removed, added) = (old.source.get(os..oe)?, new.get(ns..ne)?);
-        let start = Point::new(new_first, 0);
-        tree.edit(&InputEdit {
-            start_byte: ns,
-            old_end_byte: ns + removed.len(),
-            new_end_byte: ne,
-            start_position: start,
-            old_end_position: extent(start, removed),
-            new_end_position: extent(start, added),
-        });
-        edits.push(Edit {
-            start: ns,
-            old_end: ns + removed.len(),
-            new_end: ne,
-        });
+        let head = common_head(removed, added);
+        let tail = common_tail(&removed[head..], &added[head..]);
+        let (removed, added) = (
+            &removed[head..removed.len() - tail],
+            &added[head..added.len() - tail],
+        );
+        if !removed.is_empty() || !added.is_empty() {
+            let start = ns + head;
+            let row = new_starts
+                .partition_point(|s| *s <= start)
+                .saturating_sub(1);
+            let point = Point::new(row, start - new_starts.get(row).copied().unwrap_or(0));
+            tree.edit(&InputEdit {
+                start_byte: start,
+                old_end_byte: start + removed.len(),
+                new_end_byte: start + added.len(),
+                start_position: point,
+                old_end_position: extent(point, removed),
+                new_end_position: extent(point, added),
+            });
+            edits.push(Edit {
+                start,
+                old_end: start + removed.len(),
+                new_end: start + added.len(),
+            });
+        }
+        (os, ns) = (oe, ne);
     }
     Some((tree, edits))
 }
+
+/// Bytes `a` and `b` share from the start.
+fn common_head(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    // Whole chunks compare as one `memcmp`; the byte loop only finds the spot inside one.
+    while i + CHUNK <= n && a[i..i + CHUNK] == b[i..i + CHUNK] {
+        i += CHUNK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Bytes `a` and `b` share at the end.
+fn common_tail(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + CHUNK <= n && a[n - i - CHUNK..n - i] == b[n - i - CHUNK..n - i] {
+        i += CHUNK;
+    }
+    i + a[..n - i]
+        .iter()
+        .rev()
+        .zip(b[..n - i].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+const CHUNK: usize = 256;
 
 /// Where `text` ends when it starts at `start`.
 fn extent(start: Point, text: &[u8]) -> Point {

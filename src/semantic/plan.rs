@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::answer::FileAnswer;
@@ -69,13 +69,14 @@ impl Plan {
     }
 
     /// Parses and answers every file, a few at a time; the flag says the deadline cut the
-    /// work short.
-    pub fn finish(
+    /// work short. The workers are the runtime's blocking threads: they outlive the call,
+    /// and so do their parsers, so a call starts no thread of its own.
+    pub async fn finish(
         self,
         mut fetched: HashMap<String, Side>,
         worktree: Option<PathBuf>,
         deadline: Instant,
-    ) -> (Vec<FileAnswer>, bool) {
+    ) -> Result<(Vec<FileAnswer>, bool), tokio::task::JoinError> {
         let mut uses: HashMap<String, usize> = HashMap::new();
         for (_, step) in &self.steps {
             if let Step::Analyze { old, new, .. } = step {
@@ -107,53 +108,65 @@ impl Plan {
                 Mutex::new(Some((diff, step)))
             })
             .collect();
-        let sources = Sources {
-            worktree,
-            deadline,
-            spent: AtomicBool::new(false),
-        };
-        let answers: Vec<Mutex<Option<FileAnswer>>> =
-            jobs.iter().map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
-        let work = || {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let (Some(job), Some(slot)) = (jobs.get(i), answers.get(i)) else {
-                    break;
-                };
-                let Some((diff, step)) = job.lock().ok().and_then(|mut j| j.take()) else {
-                    continue;
-                };
-                let answer = sources.answer(diff, step);
-                if let Ok(mut slot) = slot.lock() {
-                    *slot = Some(answer);
-                }
-            }
-        };
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_WORKERS)
-            .min(jobs.len());
-        if workers > 1 {
-            std::thread::scope(|scope| {
-                for _ in 1..workers {
-                    scope.spawn(work);
-                }
-                work();
-            });
-        } else {
-            work();
+        let work = Arc::new(Work {
+            answers: jobs.iter().map(|_| Mutex::new(None)).collect(),
+            jobs,
+            next: AtomicUsize::new(0),
+            sources: Sources {
+                worktree,
+                deadline,
+                spent: AtomicBool::new(false),
+            },
+        });
+        let workers = cores().min(MAX_WORKERS).min(work.jobs.len());
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let work = Arc::clone(&work);
+                tokio::task::spawn_blocking(move || work.run())
+            })
+            .collect();
+        for handle in handles {
+            handle.await?;
         }
-        let out = answers
-            .into_iter()
+        let out = work
+            .answers
+            .iter()
             .zip(paths)
-            .map(|(answer, (path, old_path))| {
-                answer.into_inner().ok().flatten().unwrap_or_else(|| {
+            .map(|(slot, (path, old_path))| {
+                let answer = slot.lock().ok().and_then(|mut s| s.take());
+                answer.unwrap_or_else(|| {
                     FileAnswer::fallback(path, old_path, "internal: no answer".into())
                 })
             })
             .collect();
-        (out, sources.spent.load(Ordering::Relaxed))
+        Ok((out, work.sources.spent.load(Ordering::Relaxed)))
+    }
+}
+
+/// One call's files, shared by the workers that answer them.
+struct Work {
+    jobs: Vec<Mutex<Option<(FileDiff, Step)>>>,
+    answers: Vec<Mutex<Option<FileAnswer>>>,
+    /// The next job a worker takes.
+    next: AtomicUsize,
+    sources: Sources,
+}
+
+impl Work {
+    fn run(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let (Some(job), Some(slot)) = (self.jobs.get(i), self.answers.get(i)) else {
+                break;
+            };
+            let Some((diff, step)) = job.lock().ok().and_then(|mut j| j.take()) else {
+                continue;
+            };
+            let answer = self.sources.answer(diff, step);
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(answer);
+            }
+        }
     }
 }
 
@@ -167,6 +180,12 @@ fn names(diff: &FileDiff) -> (String, Option<String>) {
 
 /// Files parsed at once at most.
 const MAX_WORKERS: usize = 4;
+
+/// The cores this process may use, asked once: the answer reads cgroup files each time.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// A fetched blob for one of its `uses`: moved out for the last, copied before that.
 fn read(
