@@ -3,9 +3,9 @@
 //! pass), and every commit, tree and merge base the steps name asked of one
 //! `git rev-parse`. The other steps pin themselves beside it.
 //!
-//! Each step's pins are exactly those its own [`Operation::pin`] records, built by the
-//! same functions from the same kind of reading; steps that name the same ref or commit
-//! simply see one reading of it. Whenever this shared read cannot answer as certainly as
+//! Each step's pins are exactly those its own [`crate::operation::Operation::pin`]
+//! records, built by the same functions from the same kind of reading; steps that name
+//! the same ref or commit simply see one reading of it. Whenever this shared read cannot answer as certainly as
 //! the steps would (no working tree, `HEAD` or the index not readable here, a name git
 //! refuses or that cannot be batched), it answers `None` and every step pins itself, so
 //! refusals read exactly as a step's own.
