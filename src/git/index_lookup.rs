@@ -54,3 +54,21 @@ fn walk(
     let walked = index_file::walk(&bytes, format, false, visit)?;
     (!walked.split && !walked.sparse).then_some(walked.tree)
 }
+
+/// [`index_file::digest`] and [`tree`] from one read of the index at `index`, so both
+/// describe the same version of it: the digest (`None` when the file is not an index
+/// this parser reads) and the tree (`None` when git must be asked).
+pub fn digest_and_tree(index: &Path, format: ObjectFormat) -> (Option<String>, Option<Oid>) {
+    let (bytes, mtime) = match index_file::read_with_mtime(index) {
+        Ok(read) => read,
+        Err(_) => return (None, None),
+    };
+    let mut plain = true;
+    let Some(walked) = index_file::walk(&bytes, format, true, &mut |e| {
+        plain &= e.stage() == 0 && e.extended & INTENT_TO_ADD == 0;
+    }) else {
+        return (None, None);
+    };
+    let whole = mtime.is_some() && plain && !walked.split && !walked.sparse;
+    (walked.digest, walked.tree.filter(|_| whole))
+}

@@ -39,6 +39,7 @@ pub mod reflog;
 pub mod refs;
 pub mod remote;
 pub mod repo;
+pub mod rev_batch;
 pub mod safety_stash;
 pub mod stash;
 pub mod status;

@@ -114,7 +114,7 @@ fn pins_of(head: &Found, source: &Oid, index: String) -> Value {
 }
 
 /// HEAD's commit when it is on a born branch.
-fn tip_of(head: &Found) -> Option<Oid> {
+pub(crate) fn tip_of(head: &Found) -> Option<Oid> {
     match head {
         Found::Symbolic { oid: Some(tip), .. } => Some(tip.clone()),
         _ => None,
@@ -128,6 +128,34 @@ fn mark_fast_forward(pins: &mut Value, tip: Option<&Oid>, base: Option<&Oid>) {
     if tip.is_some() {
         pins["fastForward"] = json!(base == tip);
     }
+}
+
+/// The pins [`Merge::pin`] reads, from values read once for several steps (see
+/// `plan::shared`): HEAD, the source's commit, the index digest, and for a born branch
+/// every merge base of HEAD's commit and the source and whether the index differs from
+/// HEAD's tree.
+pub(crate) fn pins_from(
+    f: &MergeFields,
+    head: &Found,
+    source: &Oid,
+    index: String,
+    bases: &[Oid],
+    staged: Result<bool, GitError>,
+) -> Result<Value, OpError> {
+    let tip = tip_of(head);
+    // `git merge-base` names one best common ancestor; when one of the two commits
+    // contains the other it is the only one, and that is all the pins ask of it.
+    let base = tip
+        .iter()
+        .chain([source])
+        .find(|c| bases.contains(c))
+        .or(bases.first())
+        .filter(|_| tip.is_some())
+        .cloned();
+    let mut pins = pins_of(head, source, index);
+    mark_fast_forward(&mut pins, tip.as_ref(), base.as_ref());
+    check_mergeable(f, &pins, base.as_ref(), staged)?;
+    Ok(pins)
 }
 
 /// The pinned commit of the target branch.
@@ -203,6 +231,19 @@ impl Operation for Merge {
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = MergeFields::from_fields(fields)?;
         ctx.repo.require_worktree()?;
+        // Read as a plan reads its steps: the index once for its digest and its tree, one
+        // git run for HEAD's tree and the merge bases.
+        let step = super::plan::Step {
+            op: &Merge,
+            fields: fields.clone(),
+        };
+        if let Some(read) = super::plan::shared::pin(ctx, std::slice::from_ref(&step)).await {
+            return read
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| Err(OpError::Internal("the merge was not pinned".into())))
+                .map(Pins);
+        }
         let git = Git::new(ctx.repo, ctx.cancel);
         // The index digest is read beside the refs and the two git runs that follow them
         // (merge base, staged check), which only matter on a born branch.

@@ -19,6 +19,8 @@ use serde_json::{Map, Value, json};
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
 
+pub mod shared;
+
 /// Steps in one plan at most.
 pub const MAX_STEPS: usize = 10;
 /// The operation types a step may be.
@@ -161,12 +163,21 @@ impl Operation for Plan {
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let steps = steps(fields)?;
-        // Every step reads the same repository as it is now, so they read side by side;
-        // the first refusal in step order is the one reported.
-        let read = futures_util::future::join_all(steps.iter().map(|s| s.op.pin(ctx, &s.fields)));
+        // Every step reads the same repository as it is now: what several steps read is
+        // read once for all, the rest side by side; the first refusal in step order is
+        // the one reported.
+        let read = match shared::pin(ctx, &steps).await {
+            Some(read) => read,
+            None => {
+                let own = steps
+                    .iter()
+                    .map(|s| async { Ok(s.op.pin(ctx, &s.fields).await?.0) });
+                futures_util::future::join_all(own).await
+            }
+        };
         let mut pinned = Vec::with_capacity(steps.len());
-        for (i, (s, p)) in steps.iter().zip(read.await).enumerate() {
-            pinned.push(p.map_err(|e| in_step(i + 1, s.op.kind(), e))?.0);
+        for (i, (s, p)) in steps.iter().zip(read).enumerate() {
+            pinned.push(p.map_err(|e| in_step(i + 1, s.op.kind(), e))?);
         }
         Ok(Pins(json!({ "steps": pinned })))
     }

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
+use super::intent::Found;
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::log::{self, Hide};
@@ -138,6 +139,24 @@ async fn tracked_changes(git: &Git<'_>) -> Result<Vec<pins::Change>, OpError> {
         .collect())
 }
 
+/// The pins [`Reset::pin`] reads, from values read once for several steps (see
+/// `plan::shared`): HEAD, the target's commit and the index digest.
+pub(crate) fn pins_from(head: &Found, target: &Oid, index: String) -> Result<Value, OpError> {
+    let pins = json!({"head": head.to_json(), "targetOid": target.as_str(), "index": index});
+    check_born(&pins)?;
+    Ok(pins)
+}
+
+fn check_born(pins: &Value) -> Result<(), OpError> {
+    match pinned(pins, "head") {
+        Ok(_) => Ok(()),
+        Err(_) => Err(OpError::invalid(
+            "targetRef",
+            "HEAD has no commit yet: there is nothing to reset",
+        )),
+    }
+}
+
 pub(crate) fn pinned(pins: &Value, key: &str) -> Result<Oid, OpError> {
     let v = if key == "head" {
         pins["head"]["oid"]
@@ -182,12 +201,7 @@ impl Operation for Reset {
             ctx.repo.require_worktree()?;
         }
         let pins = read_refs(ctx, &f).await?;
-        if pinned(&pins, "head").is_err() {
-            return Err(OpError::invalid(
-                "targetRef",
-                "HEAD has no commit yet: there is nothing to reset",
-            ));
-        }
+        check_born(&pins)?;
         Ok(Pins(pins))
     }
 

@@ -66,6 +66,7 @@ mod operation_hostile;
 mod operation_peer;
 mod operation_preview;
 mod operation_status;
+mod plan_pins;
 mod presence;
 mod protocol;
 mod reach;
