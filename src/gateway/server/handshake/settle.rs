@@ -6,12 +6,18 @@
 //! other agents) writes to the disk and takes the cores; started at once, it competes with
 //! that status read and with the sidecar's own ledger entry. So it waits for the status
 //! read, or [`QUIET`] at most when none comes (a client that proposes and never reads).
+//!
+//! The same span — every handshake request, and each proposal from its `202` until its
+//! work may start — is the gateway's foreground: queued background work starts no git
+//! process while it lasts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+
+use crate::process::priority::{Busy, Foreground};
 
 /// The longest the background work of a proposal waits for its status read.
 pub const QUIET: Duration = Duration::from_millis(20);
@@ -21,8 +27,9 @@ const GRACE: Duration = Duration::from_millis(2);
 
 /// Proposals answered with a `202` whose status nobody has read yet.
 pub struct Answered {
-    waiting: Mutex<HashMap<String, Arc<Notify>>>,
+    waiting: Mutex<HashMap<String, (Arc<Notify>, Busy)>>,
     quiet: Duration,
+    foreground: Foreground,
 }
 
 impl Default for Answered {
@@ -36,17 +43,26 @@ impl Answered {
         Answered {
             waiting: Mutex::default(),
             quiet,
+            foreground: Foreground::default(),
         }
+    }
+
+    /// The handshake side's work in flight: requests, and answered proposals whose
+    /// background work has not started yet.
+    pub fn foreground(&self) -> &Foreground {
+        &self.foreground
     }
 
     /// Registers the new proposal `id`; call before its `202` is sent.
     pub fn expect(&self, id: &str) {
-        self.lock().insert(id.to_owned(), Arc::new(Notify::new()));
+        let busy = self.foreground.busy();
+        self.lock()
+            .insert(id.to_owned(), (Arc::new(Notify::new()), busy));
     }
 
     /// `id`'s status was read: its background work may start.
     pub fn read(&self, id: &str) {
-        if let Some(read) = self.lock().get(id) {
+        if let Some((read, _)) = self.lock().get(id) {
             // A permit is kept when the waiter is not there yet.
             read.notify_one();
         }
@@ -55,7 +71,7 @@ impl Answered {
     /// Resolves once `id`'s status was read (and the caller had a moment to finish), or
     /// after [`QUIET`].
     pub async fn settled(&self, id: &str) {
-        let read = self.lock().get(id).cloned();
+        let read = self.lock().get(id).map(|(read, _)| Arc::clone(read));
         if let Some(read) = read {
             if tokio::time::timeout(self.quiet, read.notified())
                 .await
@@ -67,7 +83,7 @@ impl Answered {
         self.lock().remove(id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Notify>, Busy)>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -80,6 +96,10 @@ mod tests {
     async fn work_waits_for_the_status_read() {
         let answered = Arc::new(Answered::waiting_at_most(Duration::from_secs(3600)));
         answered.expect("a");
+        assert!(
+            !answered.foreground().is_quiet(),
+            "answered, work not started"
+        );
         let waiting = {
             let answered = Arc::clone(&answered);
             tokio::spawn(async move { answered.settled("a").await })
@@ -91,6 +111,7 @@ mod tests {
         answered.read("a");
         waiting.await.unwrap();
         assert!(answered.lock().is_empty());
+        assert!(answered.foreground().is_quiet());
 
         // Read before anyone waits: the permit is kept.
         answered.expect("b");
@@ -108,5 +129,6 @@ mod tests {
         answered.expect("a");
         answered.settled("a").await;
         assert!(answered.lock().is_empty(), "nothing is left behind");
+        assert!(answered.foreground().is_quiet());
     }
 }
