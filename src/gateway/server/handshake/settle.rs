@@ -7,9 +7,8 @@
 //! that status read and with the sidecar's own ledger entry. So it waits for the status
 //! read, or [`QUIET`] at most when none comes (a client that proposes and never reads).
 //!
-//! The same span — every handshake request, and each proposal from its `202` until its
-//! work may start — is the gateway's foreground: queued background work starts no git
-//! process while it lasts.
+//! Every handshake request in flight is the gateway's foreground: queued background work
+//! starts no git process while one runs (the pins of the next proposal, above all).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,7 +16,7 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use crate::process::priority::{Busy, Foreground};
+use crate::process::priority::Foreground;
 
 /// The longest the background work of a proposal waits for its status read.
 pub const QUIET: Duration = Duration::from_millis(20);
@@ -27,7 +26,7 @@ const GRACE: Duration = Duration::from_millis(2);
 
 /// Proposals answered with a `202` whose status nobody has read yet.
 pub struct Answered {
-    waiting: Mutex<HashMap<String, (Arc<Notify>, Busy)>>,
+    waiting: Mutex<HashMap<String, Arc<Notify>>>,
     quiet: Duration,
     foreground: Foreground,
 }
@@ -47,22 +46,19 @@ impl Answered {
         }
     }
 
-    /// The handshake side's work in flight: requests, and answered proposals whose
-    /// background work has not started yet.
+    /// The handshake requests in flight.
     pub fn foreground(&self) -> &Foreground {
         &self.foreground
     }
 
     /// Registers the new proposal `id`; call before its `202` is sent.
     pub fn expect(&self, id: &str) {
-        let busy = self.foreground.busy();
-        self.lock()
-            .insert(id.to_owned(), (Arc::new(Notify::new()), busy));
+        self.lock().insert(id.to_owned(), Arc::new(Notify::new()));
     }
 
     /// `id`'s status was read: its background work may start.
     pub fn read(&self, id: &str) {
-        if let Some((read, _)) = self.lock().get(id) {
+        if let Some(read) = self.lock().get(id) {
             // A permit is kept when the waiter is not there yet.
             read.notify_one();
         }
@@ -71,7 +67,7 @@ impl Answered {
     /// Resolves once `id`'s status was read (and the caller had a moment to finish), or
     /// after [`QUIET`].
     pub async fn settled(&self, id: &str) {
-        let read = self.lock().get(id).map(|(read, _)| Arc::clone(read));
+        let read = self.lock().get(id).cloned();
         if let Some(read) = read {
             if tokio::time::timeout(self.quiet, read.notified())
                 .await
@@ -83,7 +79,7 @@ impl Answered {
         self.lock().remove(id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Arc<Notify>, Busy)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -96,10 +92,6 @@ mod tests {
     async fn work_waits_for_the_status_read() {
         let answered = Arc::new(Answered::waiting_at_most(Duration::from_secs(3600)));
         answered.expect("a");
-        assert!(
-            !answered.foreground().is_quiet(),
-            "answered, work not started"
-        );
         let waiting = {
             let answered = Arc::clone(&answered);
             tokio::spawn(async move { answered.settled("a").await })
@@ -111,7 +103,6 @@ mod tests {
         answered.read("a");
         waiting.await.unwrap();
         assert!(answered.lock().is_empty());
-        assert!(answered.foreground().is_quiet());
 
         // Read before anyone waits: the permit is kept.
         answered.expect("b");
@@ -129,6 +120,5 @@ mod tests {
         answered.expect("a");
         answered.settled("a").await;
         assert!(answered.lock().is_empty(), "nothing is left behind");
-        assert!(answered.foreground().is_quiet());
     }
 }
