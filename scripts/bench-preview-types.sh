@@ -8,6 +8,12 @@
 #   GITWARD_BIN / MCP_BENCH_BIN: the binaries (default: release builds of this checkout).
 #   GITWARD_BIN_A: a second gitward to compare with; each round then runs A and B one
 #   after the other per type, alternating which goes first, each against its own gateway.
+#   MCP_BENCH_GAP_MS: an untimed pause between calls (default: none, back to back).
+#
+# Besides each call's latency, each run reports card-ready: from the proposal's creation
+# (stored just before its 202) to its card arriving with the preview on the approval
+# page's event stream, as a person watching the page sees it. After each run the script
+# waits for that run's cards, so a run's card work never spills into the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 calls=${1:-50}
@@ -76,11 +82,37 @@ start_gateway() { # bin name; sets addr[name]
         --allowed-root "$work" --max-pending-per-agent 1000000 \
         >"$work/started.$2" 2>"$work/gateway.$2.err" &
     gw_pids+=($!)
-    local line
+    local line ui token
     read -r line <"$work/started.$2"
     addr[$2]=$(printf '%s' "$line" | sed -E 's/.*"handshake":"([^"]+)".*/\1/')
+    ui=$(printf '%s' "$line" | sed -E 's/.*"ui":"http:\/\/([^"\/]+)\/".*/\1/')
+    token=$(printf '%s' "$line" | sed -E 's/.*"login":"[^"#]*#([^"]+)".*/\1/')
+    watch_cards "$ui" "$token" "$2"
 }
-declare -A bins=([B]="$bin") addr=()
+# Follows the approval page's event stream, one line per event with the time it arrived.
+watch_cards() { # ui-authority token name
+    curl -sf -c "$work/cookie.$3" -H "Origin: http://$1" -H 'Content-Type: application/json' \
+        -d "{\"token\":\"$2\"}" "http://$1/api/login" >/dev/null
+    : >"$work/cards.$3"
+    curl -sfN -b "$work/cookie.$3" "http://$1/api/events" |
+        while IFS= read -r ev; do
+            case $ev in data:*) printf '%s\t%s\n' "$EPOCHREALTIME" "${ev#data:}" ;; esac
+        done >>"$work/cards.$3" &
+    gw_pids+=($!)
+}
+# "id ms" for every card whose preview arrived (its first arrival): ms since its creation.
+cards_ready() { # name
+    jq -rR 'capture("^(?<t>[0-9.]+)\t ?(?<j>.*)$") | (.j | fromjson) as $c
+        | select($c.preview != null)
+        | ($c.createdAt | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) as $s
+        | ($c.createdAt | capture("\\.(?<ms>[0-9]+)Z$").ms | tonumber / 1000) as $frac
+        | "\($c.previewId) \(((.t | tonumber) - $s - $frac) * 1000)"' "$work/cards.$1" |
+        awk '!seen[$1]++'
+}
+ready_count() { # name
+    grep -v '"preview":null' "$work/cards.$1" | grep -o '"previewId":"[^"]*"' | sort -u | wc -l
+}
+declare -A bins=([B]="$bin") addr=() done_cards=()
 [ -n "${GITWARD_BIN_A:-}" ] && bins[A]="$GITWARD_BIN_A"
 # Not in a subshell: the gateways' ids must reach the exit trap.
 for side in "${!bins[@]}"; do start_gateway "${bins[$side]}" "$side"; done
@@ -92,6 +124,23 @@ run() { # side type
         FLUXGIT_MCP_AGENT_DETECTION_DISABLED=1 \
         "$bench" latency "${bins[$1]}" "$calls" "operation.preview.$tool" "$json" |
         sed -E "s/^/$1 $2 /"
+    report_cards "$1" "$2"
+}
+# Waits for the run's cards, then prints their card-ready times.
+report_cards() { # side type
+    local want=$((${done_cards[$1]:-0} + calls)) waited=0
+    while (($(ready_count "$1") < want)); do
+        sleep 0.2
+        if ((++waited > 600)); then
+            echo "$1 $2 card-ready: only $(ready_count "$1") of $want cards arrived" >&2
+            break
+        fi
+    done
+    done_cards[$1]=$want
+    cards_ready "$1" | tail -n +"$((want - calls + 1))" | head -n "$calls" | sort -k2 -g |
+        awk -v what="$1 $2 card-ready ($calls cards)" '{ v[NR] = $2 }
+            END { if (NR) printf "%s: min %.2f ms, median %.2f ms, p95 %.2f ms, max %.2f ms\n",
+                what, v[1], v[int((NR - 1) * 0.5 + 1.5)], v[int((NR - 1) * 0.95 + 1.5)], v[NR] }'
 }
 echo "repository: $(g ls-files | wc -l) files, $calls calls x $rounds rounds per type"
 for ((r = 0; r < rounds; r++)); do

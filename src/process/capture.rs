@@ -77,6 +77,7 @@ async fn run_within<S: Sink>(
     };
     // Queued, not started, while the machine already runs its share of children; the
     // deadline starts with the child, so a wait in the queue never times a call out.
+    priority::give_way().await;
     let mut turn = Some(limit::turn_in(limit, cancel).await?);
     let Spawned {
         handle,
@@ -272,7 +273,7 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
     };
     let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
     let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
-    let niceness = inv.niceness.or_else(priority::current);
+    let schedule = priority::of_child(inv.niceness);
 
     // The one sanctioned spawn site.
     #[allow(clippy::disallowed_methods)]
@@ -289,8 +290,8 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
         // A group of its own lets a kill reach any helper process git starts.
         .before_spawn(move |cmd| {
             std::os::unix::process::CommandExt::process_group(cmd, 0);
-            if let Some(niceness) = niceness {
-                priority::apply(cmd, niceness);
+            if let Some(schedule) = schedule {
+                priority::apply(cmd, schedule);
             }
             Ok(())
         });

@@ -121,6 +121,66 @@ fn approving_waits_for_the_preview_a_person_is_shown() {
     assert_ne!(approved.json()["status"], "pending");
 }
 
+/// A gateway whose previews wait while the returned file exists (development builds).
+fn holding_previews(fixture: &Fixture) -> (Gateway, std::path::PathBuf) {
+    let hold = fixture.root().join("hold-previews");
+    std::fs::write(&hold, "").unwrap();
+    let hold_env = hold.display().to_string();
+    let env = [("GITWARD_DEBUG_PREVIEW_HOLD", hold_env.as_str())];
+    (Gateway::start(fixture, &[], &env), hold)
+}
+
+#[test]
+fn a_card_decided_while_its_preview_waits_gets_none_and_the_next_card_its_own() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let (gw, hold) = holding_previews(&fixture);
+    let session = gw.login();
+    let first = preview_id(&gw.propose_commit(&repo, "claude-code", Some("first")));
+    let second = preview_id(&gw.propose_commit(&repo, "claude-code", Some("second")));
+    let cancel = format!("/v1/mcp/operation/cancel/{first}");
+    let cancelled = gw.post_handshake(&cancel, &json!({"agentId": "claude-code"}));
+    assert_eq!(cancelled.status, 200, "{cancelled:?}");
+
+    std::fs::remove_file(&hold).unwrap();
+    let second_path = format!("/api/proposals/{second}");
+    session.wait_preview(&second_path);
+    let card = session.get(&second_path).json();
+    assert_eq!(card["preview"]["files"][0]["path"], "a.txt", "{card}");
+    // Cards are previewed oldest first: the cancelled one had its turn before the
+    // next one's preview was stored, and used it to compute nothing.
+    for _ in 0..10 {
+        let card = session.get(&format!("/api/proposals/{first}")).json();
+        assert_eq!(card["status"], "cancelled", "{card}");
+        assert_eq!(card["previewPending"], false, "{card}");
+        assert!(card["preview"].is_null(), "{card}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn cards_still_queued_when_the_gateway_stops_get_their_preview_at_the_next_start() {
+    let fixture = Fixture::new();
+    let repo = dirty_repo(&fixture, "r");
+    let (gw, hold) = holding_previews(&fixture);
+    let ids: Vec<String> = ["one", "two", "three"]
+        .iter()
+        .map(|key| preview_id(&gw.propose_commit(&repo, "claude-code", Some(key))))
+        .collect();
+    gw.kill();
+    std::fs::remove_file(&hold).unwrap();
+
+    let gw = Gateway::start(&fixture, &[], &[]);
+    let session = gw.login();
+    for id in &ids {
+        let path = format!("/api/proposals/{id}");
+        session.wait_preview(&path);
+        let card = session.get(&path).json();
+        assert_eq!(card["status"], "pending", "{card}");
+        assert_eq!(card["preview"]["files"][0]["path"], "a.txt", "{card}");
+    }
+}
+
 #[test]
 fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
     let fixture = Fixture::new();

@@ -52,8 +52,10 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// `Host` must be ours, `Origin` must be absent, and every answer is uncacheable.
+/// `Host` must be ours, `Origin` must be absent, and every answer is uncacheable. While a
+/// request runs, queued background work starts no git process: a sidecar's call is waiting.
 async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let _busy = app.answered.foreground().busy();
     if !host_is_own(request.headers(), app.handshake_port) {
         return ApiError::forbidden("Host is not this gateway's loopback address").into_response();
     }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::super::app::{ApiError, App};
 use super::super::store::CardData;
-use crate::gateway::api::ErrorCode;
+use crate::gateway::api::{ErrorCode, Status};
 use crate::git::Repo;
 use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins};
 use crate::process::{CancellationToken, priority};
@@ -51,17 +51,40 @@ pub async fn pin(app: &App, kind: &str, repo: &Repo, fields: &Fields) -> Result<
     operation_of(kind)?.pin(ctx, fields).await.map_err(refusal)
 }
 
-/// Previews computed at once; more wait their turn, so a burst of proposals does not
-/// crowd out the next proposal's own reads (each preview may run several git processes).
-static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+/// One preview at a time, oldest first (the semaphore is fair): a burst of proposals
+/// queues its cards rather than running their git processes side by side, where they
+/// would crowd out the next proposal's own reads (each preview may run several).
+static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// Computes the card's preview of the new proposal `id` in the background — first the
 /// pins read only now ([`Operation::late_pins`]), then the preview against them — stores
 /// both and streams the card; a preview that fails shows its error on the card instead.
-/// Its git processes run nicer than the calls someone is waiting for.
+/// Its git processes run idle, and none starts while a handshake request is in flight.
 pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: Fields, pins: Pins) {
+    let foreground = app.answered.foreground().clone();
     let work = compute(app, id, repo, kind, fields, pins);
-    tokio::spawn(priority::background(priority::BACKGROUND, work));
+    tokio::spawn(priority::background(Some(foreground), work));
+}
+
+/// Whether `id` still waits for a decision: a card decided (rejected, cancelled, expired)
+/// while its preview was queued is never approved, so its preview is not computed.
+async fn still_pending(app: &App, id: &str) -> bool {
+    let id = id.to_owned();
+    let record = app
+        .store
+        .run(move |s| s.get(&id, jiff::Timestamp::now()))
+        .await;
+    match record {
+        Ok(r) if r.status == Status::Pending => true,
+        Ok(r) => {
+            if r.status == Status::Expired {
+                // The read may have been what expired it.
+                app.changed.notify_one();
+            }
+            false
+        }
+        Err(_) => false,
+    }
 }
 
 async fn compute(
@@ -77,6 +100,9 @@ async fn compute(
     };
     let _turn = PREVIEWS.acquire().await;
     hold().await;
+    if !still_pending(&app, &id).await {
+        return;
+    }
     let cancel = CancellationToken::new();
     let ctx = Ctx {
         repo: &repo,

@@ -6,12 +6,17 @@
 //! other agents) writes to the disk and takes the cores; started at once, it competes with
 //! that status read and with the sidecar's own ledger entry. So it waits for the status
 //! read, or [`QUIET`] at most when none comes (a client that proposes and never reads).
+//!
+//! Every handshake request in flight is the gateway's foreground: queued background work
+//! starts no git process while one runs (the pins of the next proposal, above all).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
+
+use crate::process::priority::Foreground;
 
 /// The longest the background work of a proposal waits for its status read.
 pub const QUIET: Duration = Duration::from_millis(20);
@@ -23,6 +28,7 @@ const GRACE: Duration = Duration::from_millis(2);
 pub struct Answered {
     waiting: Mutex<HashMap<String, Arc<Notify>>>,
     quiet: Duration,
+    foreground: Foreground,
 }
 
 impl Default for Answered {
@@ -36,7 +42,13 @@ impl Answered {
         Answered {
             waiting: Mutex::default(),
             quiet,
+            foreground: Foreground::default(),
         }
+    }
+
+    /// The handshake requests in flight.
+    pub fn foreground(&self) -> &Foreground {
+        &self.foreground
     }
 
     /// Registers the new proposal `id`; call before its `202` is sent.
