@@ -5,12 +5,14 @@
 //! for. Such work runs inside [`background`], and every child it starts:
 //! - waits, before it starts, while foreground work is in flight ([`Foreground`]), at most
 //!   [`PAUSE`], so a git process of its own never starts in the middle of someone's call;
-//! - runs under `SCHED_IDLE` (and a higher niceness where that policy is refused), set in
-//!   the child between fork and exec so not one instruction of the program runs at the
-//!   caller's priority, and inherited by whatever the child starts. Unlike a niceness,
-//!   which still shares the core and lets a waking task wait out the running one's slice,
-//!   an idle task gives the core up the moment any other task wants it — and still takes
-//!   all of it when nothing else runs, so alone it is as fast as it ever was.
+//! - runs at a higher niceness, set in the child between fork and exec so not one
+//!   instruction of the program runs at the caller's priority, and inherited by whatever
+//!   the child starts.
+//!
+//! Not `SCHED_IDLE`: an idle task gets next to nothing while any other task wants the
+//! core, and a person cannot approve a card before its preview is in. With a build running
+//! in the same session, idle card previews were measured taking seconds; a niceness slows
+//! them by a bounded share instead.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -69,7 +71,7 @@ tokio::task_local! {
 }
 
 /// Runs `work` as background work: every child it starts (in this task) gives way to
-/// `foreground`, if any, and runs idle.
+/// `foreground`, if any, and runs at [`BACKGROUND`] niceness.
 pub async fn background<F: Future>(foreground: Option<Foreground>, work: F) -> F::Output {
     LANE.scope(foreground, work).await
 }
@@ -82,17 +84,14 @@ fn in_background() -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Schedule {
     niceness: i32,
-    idle: bool,
 }
 
 /// The schedule of a child asking for `niceness`, inside or outside background work.
 pub(super) fn of_child(niceness: Option<i32>) -> Option<Schedule> {
-    let idle = in_background();
     match niceness {
-        Some(niceness) => Some(Schedule { niceness, idle }),
-        None if idle => Some(Schedule {
+        Some(niceness) => Some(Schedule { niceness }),
+        None if in_background() => Some(Schedule {
             niceness: BACKGROUND,
-            idle,
         }),
         None => None,
     }
@@ -108,22 +107,17 @@ pub(super) async fn give_way() {
 
 /// Makes the child of `cmd` run as `schedule` says from before its program starts.
 pub(super) fn apply(cmd: &mut std::process::Command, schedule: Schedule) {
-    let Schedule { niceness, idle } = schedule;
+    let Schedule { niceness } = schedule;
     #[allow(unsafe_code)]
     // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
-    // calls are allowed: it makes at most three system calls (no allocation, no lock) on
-    // the child itself. A child already nicer is left as it is (making it less nice needs
-    // a privilege); a niceness the system refuses fails the spawn rather than run the
-    // child at the caller's priority. A refused idle policy leaves the niceness to do
-    // what it can.
+    // calls are allowed: it makes at most two system calls (no allocation, no lock) on the
+    // child itself. A child already nicer is left as it is (making it less nice needs a
+    // privilege); a niceness the system refuses fails the spawn rather than run the child
+    // at the caller's priority.
     unsafe {
         std::os::unix::process::CommandExt::pre_exec(cmd, move || {
             if rustix::process::getpriority_process(None)? < niceness {
                 rustix::process::setpriority_process(None, niceness)?;
-            }
-            if idle {
-                let param = libc::sched_param { sched_priority: 0 };
-                libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
             }
             Ok(())
         });
@@ -143,8 +137,8 @@ mod tests {
         (fields[16].parse().unwrap(), fields[38].parse().unwrap())
     }
 
-    const NORMAL: u32 = libc::SCHED_OTHER as u32;
-    const IDLE: u32 = libc::SCHED_IDLE as u32;
+    /// `SCHED_OTHER`, the normal policy.
+    const NORMAL: u32 = 0;
 
     /// The scheduling of a child as the child itself sees it: `cat` reading its own stat.
     async fn child_schedule(inv: Invocation) -> (i32, u32) {
@@ -175,12 +169,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn background_work_starts_its_children_idle_and_only_it() {
+    async fn background_work_starts_its_children_nicer_and_only_it() {
         let (nice, _) = own();
         let plain = child_schedule(Invocation::new(Program::Git)).await;
         assert_eq!(plain, (nice, NORMAL));
         let inside = background(None, child_schedule(Invocation::new(Program::Git))).await;
-        assert_eq!(inside, (nice.max(BACKGROUND), IDLE));
+        assert_eq!(inside, (nice.max(BACKGROUND), NORMAL));
         let quiet = Foreground::default();
         let gated = background(
             Some(quiet.clone()),

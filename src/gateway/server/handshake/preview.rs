@@ -59,7 +59,8 @@ static PREVIEWS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 /// Computes the card's preview of the new proposal `id` in the background — first the
 /// pins read only now ([`Operation::late_pins`]), then the preview against them — stores
 /// both and streams the card; a preview that fails shows its error on the card instead.
-/// Its git processes run idle, and none starts while a handshake request is in flight.
+/// Its git processes run at a higher niceness, and none starts while a handshake request
+/// is in flight.
 pub fn spawn(app: Arc<App>, id: String, repo: Arc<Repo>, kind: String, fields: Fields, pins: Pins) {
     let foreground = app.answered.foreground().clone();
     let work = compute(app, id, repo, kind, fields, pins);
