@@ -24,7 +24,7 @@ fn hunks(old: &str, new: &str) -> Vec<Hunk> {
 }
 
 /// Every node as kind, byte range and start and end points, in tree order.
-fn shape(parsed: &Parsed) -> Vec<String> {
+pub(super) fn shape(parsed: &Parsed) -> Vec<String> {
     fn collect(cursor: &mut TreeCursor<'_>, out: &mut Vec<String>) {
         let node = cursor.node();
         out.push(format!(

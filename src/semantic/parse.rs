@@ -356,33 +356,9 @@ mod tests {
         )
         .unwrap();
         let fresh = parse(Lang::Rust, new.as_bytes().to_vec(), BUDGET).unwrap();
-        let shape = |p: &Parsed| {
-            let mut nodes = Vec::new();
-            let mut cursor = p.tree.walk();
-            collect(&mut cursor, &mut nodes);
-            nodes
-        };
+        let shape = super::super::incremental_tests::shape;
         assert_eq!(shape(&again), shape(&fresh));
         assert!(again.tree.root_node().to_sexp().contains("function_item"));
-    }
-
-    fn collect(cursor: &mut tree_sitter::TreeCursor<'_>, out: &mut Vec<String>) {
-        let node = cursor.node();
-        out.push(format!(
-            "{} {:?} {:?}",
-            node.kind(),
-            node.byte_range(),
-            node.start_position()
-        ));
-        if cursor.goto_first_child() {
-            loop {
-                collect(cursor, out);
-                if !cursor.goto_next_sibling() {
-                    break;
-                }
-            }
-            cursor.goto_parent();
-        }
     }
 
     /// git's full-context patch between two texts, from git itself.

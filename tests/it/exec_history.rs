@@ -68,6 +68,16 @@ pub fn result(record: &StatusRecord) -> Value {
     serde_json::to_value(record.result.as_ref().unwrap()).unwrap()
 }
 
+/// What a stale result names as moved (each `moved[].what`), in order.
+pub fn moved(result: &Value) -> Vec<&str> {
+    result["moved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["what"].as_str().unwrap())
+        .collect()
+}
+
 fn restore_point(record: &StatusRecord) -> String {
     record
         .result
@@ -240,12 +250,7 @@ async fn a_merge_whose_branch_moved_is_stale_and_writes_nothing() {
         Some(FailureKind::Stale)
     );
     let r = result(&record);
-    let what: Vec<&str> = r["moved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["what"].as_str().unwrap())
-        .collect();
+    let what = moved(&r);
     assert!(what.contains(&"head oid"), "{r}");
     assert_eq!(snapshot(&rig), before);
 }

@@ -160,12 +160,7 @@ fn branch_delete_across_repositories_is_stale_when_a_tip_moves_in_any_of_them() 
     assert_eq!(done["error"]["data"]["status"], "failed", "{done}");
     let result = &done["error"]["data"]["statusBody"]["result"];
     assert_eq!(result["failure"], "stale", "{done}");
-    let what: Vec<&str> = result["moved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["what"].as_str().unwrap())
-        .collect();
+    let what = super::exec_history::moved(result);
     assert_eq!(
         what,
         [format!("{}: refs/heads/done", repos[2].display())],

@@ -8,7 +8,7 @@ use gitward::gateway::api::FailureKind;
 use gitward::operation::{Ctx, OpError, plan};
 use serde_json::{Value, json};
 
-use super::exec_history::{history, result, snapshot};
+use super::exec_history::{history, moved, result, snapshot};
 use super::exec_ops::Rig;
 
 fn merge(source: &str) -> Value {
@@ -180,8 +180,8 @@ async fn a_refusal_from_the_shared_read_names_its_step() {
     );
 }
 
-/// Proposes the bench's plan, lets `mover` act, and expects `stale` naming `moved`.
-async fn stale_after(mover: impl FnOnce(&Rig), moved: &[&str]) {
+/// Proposes the bench's plan, lets `mover` act, and expects `stale` naming `expected`.
+async fn stale_after(mover: impl FnOnce(&Rig), expected: &[&str]) {
     let rig = Rig::new();
     history(&rig);
     let id = rig
@@ -201,13 +201,7 @@ async fn stale_after(mover: impl FnOnce(&Rig), moved: &[&str]) {
         "{record:?}"
     );
     let r = result(&record);
-    let what: Vec<&str> = r["moved"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["what"].as_str().unwrap())
-        .collect();
-    assert_eq!(what, moved, "{r}");
+    assert_eq!(moved(&r), expected, "{r}");
     assert_eq!(snapshot(&rig), before);
 }
 
