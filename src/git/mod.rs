@@ -15,6 +15,7 @@ pub mod diff;
 pub mod diff_tree;
 mod drivers;
 pub mod error;
+pub mod fast_import;
 pub mod gitconfig;
 mod gitlinks;
 pub mod gitmodules;

@@ -209,3 +209,63 @@ async fn a_cached_top_tree_gone_from_the_object_database_is_not_reused() {
     assert!(loose.exists(), "the top tree was written again");
     assert_trees_as_git(&rig, &point);
 }
+
+/// Names fast-import must be given quoted: quotes, backslashes, control characters, a
+/// newline, a leading quote or space, and bytes beyond ASCII.
+const ODD_NAMES: &[&str] = &[
+    "quote\"d.txt",
+    "back\\slash.txt",
+    "new\nline.txt",
+    "tab\tname.txt",
+    "ctl\u{1}char.txt",
+    "\"leading-quote.txt",
+    " leading space.txt",
+    "ünïcödé/fïlé.txt",
+    "dir with space/inner file.txt",
+];
+
+#[tokio::test]
+async fn odd_path_names_are_stored_as_git_stores_them_and_come_back() {
+    let rig = Rig::new();
+    rig.fx
+        .write(&rig.repo, "tracked \"odd\"\\name.txt", "before\n");
+    rig.git(&["add", "-A"]);
+    rig.git(&["commit", "-q", "-m", "odd"]);
+    rig.fx
+        .write(&rig.repo, "tracked \"odd\"\\name.txt", "after\n");
+    for (i, name) in ODD_NAMES.iter().enumerate() {
+        rig.fx.write(&rig.repo, name, &format!("odd {i}\n"));
+    }
+    let files = tree_of(&rig.repo);
+    let point = taken(&rig).await;
+    assert_trees_as_git(&rig, &point);
+    assert_eq!(
+        point.captured["worktree"]["hashed"].as_u64(),
+        Some(ODD_NAMES.len() as u64 + 1)
+    );
+    for name in ODD_NAMES {
+        std::fs::remove_file(rig.repo.join(name)).unwrap();
+    }
+    rig.fx
+        .write(&rig.repo, "tracked \"odd\"\\name.txt", "trampled\n");
+    let repo = gitward::git::repo::open(
+        rig.exec.config(),
+        "repoPath",
+        &rig.repo.display().to_string(),
+        &rig.cancel,
+    )
+    .await
+    .unwrap();
+    let mut store = rig.store();
+    restore::restore_in(
+        &mut store,
+        &repo,
+        &point,
+        true,
+        &rig.cancel,
+        Timestamp::now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(tree_of(&rig.repo), files);
+}

@@ -52,7 +52,7 @@ pub fn tree_of(top: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
 }
 
 /// Everything a restore must put back.
-fn snapshot(rig: &Rig) -> Value {
+pub fn snapshot(rig: &Rig) -> Value {
     let files: BTreeMap<String, Value> = tree_of(&rig.repo)
         .into_iter()
         .map(|(k, (m, b))| (k, json!([m, String::from_utf8_lossy(&b), b.len()])))
@@ -70,7 +70,7 @@ fn snapshot(rig: &Rig) -> Value {
     })
 }
 
-async fn open(rig: &Rig) -> std::sync::Arc<Repo> {
+pub async fn open(rig: &Rig) -> std::sync::Arc<Repo> {
     gitward::git::repo::open(
         rig.exec.config(),
         "repoPath",
@@ -81,7 +81,7 @@ async fn open(rig: &Rig) -> std::sync::Arc<Repo> {
     .unwrap()
 }
 
-async fn take(
+pub async fn take(
     rig: &Rig,
     store: &mut Store,
     caps: &Caps,
@@ -104,7 +104,7 @@ async fn take(
 }
 
 /// A repository in the middle of a conflicted merge, with every other kind of change.
-fn messy(rig: &Rig) {
+pub fn messy(rig: &Rig) {
     rig.fx.commit(&rig.repo, "c.txt", "base\n", "c");
     rig.git(&["switch", "-q", "-c", "side"]);
     rig.fx.commit(&rig.repo, "c.txt", "side\n", "side c");
@@ -130,7 +130,7 @@ fn messy(rig: &Rig) {
 }
 
 /// Changes everything again: abort the merge, new commits, deletions, a new branch.
-fn trample(rig: &Rig) {
+pub fn trample(rig: &Rig) {
     rig.git(&["merge", "--abort"]);
     rig.fx.write(&rig.repo, "a.txt", "trampled\n");
     std::fs::remove_file(rig.repo.join("u/x.bin")).unwrap();

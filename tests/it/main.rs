@@ -25,6 +25,7 @@ mod exec_history;
 mod exec_ops;
 mod exec_plan;
 mod exec_restore;
+mod exec_restore_layout;
 mod fleet;
 mod flux;
 mod gateway_audit;

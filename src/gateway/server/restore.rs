@@ -26,8 +26,10 @@ mod apply;
 mod capture;
 mod files;
 mod steps;
+mod worktree;
 
 pub use steps::{Step, Steps};
+use worktree::Counter;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -38,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
+use crate::git::fast_import::NewCommit;
 use crate::git::index_copy::IndexCopy;
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, GitError, Repo, refs};
@@ -185,53 +188,63 @@ pub async fn take_timed(
         refs,
         preview_id,
         operation_type,
-        caps,
+        ..
     } = *what;
     let git = Git::new(repo, cancel);
     let id = new_id(now);
-    // The reads are independent: refs, state files, the index as it is, and the
-    // worktree's changes run side by side; only entering the changes in the index copy
-    // waits for the index to be stored first, and is skipped when there are none.
-    let (mut index, mut worktree, mut skipped) = (Value::Null, Value::Null, Vec::new());
     // Read before the index is copied, so the time is never newer than the bytes kept.
     let index_mtime = capture::index_mtime(repo);
-    let ((head, refmap), state) = if let Some(top) = repo.worktree.as_deref() {
-        // The index copy is made beside the worktree scan, not before it.
-        let stored = async {
-            let copy = steps.time("index copy", IndexCopy::new(repo)).await?;
-            let ix = capture::index(&git, repo, &copy, steps).await?;
-            Ok::<_, OpError>((copy, ix))
-        };
-        let (refs, state, stored, staged) = tokio::join!(
-            steps.time("refs", capture::refs(&git, refs)),
-            steps.time("state files", capture::state(&git, &repo.git_dir)),
-            stored,
-            capture::changes(&git, repo, top, caps, steps),
-        );
-        let staged = staged?;
-        let (copy, ix) = stored?;
-        worktree = capture::build(&git, &copy, &id, &staged, ix["tree"].as_str(), steps).await?;
-        index = ix;
-        skipped = staged.skipped;
-        (refs?, state?)
-    } else {
-        let (refs, state) = tokio::join!(
-            capture::refs(&git, refs),
-            capture::state(&git, &repo.git_dir)
-        );
-        (refs?, state?)
-    };
-    let captured = json!({
-        "head": head,
-        "refs": refmap,
-        "index": index,
-        "worktree": worktree,
-        "state": state,
+    let mut captured = json!({
+        "head": null,
+        "refs": null,
+        "index": null,
+        "worktree": null,
+        "state": null,
         "indexMtimeNs": index_mtime,
     });
-    steps
-        .time("pin refs", capture::pin_objects(&git, &id, &captured))
-        .await?;
+    let (worktree, skipped) = match repo.worktree.as_deref() {
+        Some(top) => {
+            let (planned, skipped) =
+                with_worktree(&git, repo, top, &id, what, &mut captured, steps).await?;
+            (Some(planned), skipped)
+        }
+        None => {
+            let (found, state) = tokio::join!(
+                capture::refs(&git, refs),
+                capture::state(&git, &repo.git_dir)
+            );
+            let (head, refmap) = found?;
+            (captured["head"], captured["refs"]) = (head, json!(refmap));
+            captured["state"] = state?;
+            (None, Vec::new())
+        }
+    };
+    let (commit, counter) = match worktree {
+        Some((commit, counter)) => (Some(commit), Some(counter)),
+        None => (None, None),
+    };
+    let when = now.as_second();
+    let pinned = steps
+        .time(
+            "commit and refs",
+            capture::pin(&git, &id, &captured, commit, when),
+        )
+        .await;
+    let pinned = match pinned {
+        Ok(pinned) => pinned,
+        Err(e) => {
+            // Whatever refs were made before the failure go with it.
+            let _ = delete_refs(&git, &id).await;
+            return Err(e.into());
+        }
+    };
+    if let (Some(counter), Some((commit, tree))) = (counter, &pinned.worktree) {
+        captured["worktree"] = json!({
+            "commit": commit.as_str(),
+            "tree": tree.as_str(),
+            "hashed": counter.hashed(&pinned.blobs),
+        });
+    }
     let point = RestorePoint {
         id,
         repo_path: repo.display(),
@@ -245,6 +258,55 @@ pub async fn take_timed(
         .time("record", async { store.insert_restore_point(&point) })
         .await?;
     Ok(point)
+}
+
+/// The reads of a repository with a worktree, side by side: refs, state files, the index
+/// as it is, and the worktree's changes; the worktree commit is planned once the index
+/// tree and the changes are known. Fills `captured` and returns the commit to write.
+async fn with_worktree(
+    git: &Git<'_>,
+    repo: &Repo,
+    top: &std::path::Path,
+    id: &str,
+    what: &Capture<'_>,
+    captured: &mut Value,
+    steps: &Steps,
+) -> Result<((NewCommit, Counter), Vec<Value>), RestoreError> {
+    // The index copy is made beside the worktree scan, not before it.
+    let stored = async {
+        let copy = steps.time("index copy", IndexCopy::new(repo)).await?;
+        let ix = capture::index(git, repo, &copy, steps).await?;
+        Ok::<_, OpError>((copy, ix))
+    };
+    let (found, state, stored, listed) = tokio::join!(
+        steps.time("refs", capture::refs(git, what.refs)),
+        steps.time("state files", capture::state(git, &repo.git_dir)),
+        stored,
+        worktree::changes(git, top, what.caps, steps),
+    );
+    let (copy, ix) = stored?;
+    let commit = (
+        format!("{}worktree", ref_base(id)),
+        format!("gitward restore point {id}: worktree\n"),
+    );
+    let (planned, skipped) = worktree::plan(
+        git,
+        repo,
+        &copy,
+        top,
+        listed?,
+        ix["tree"].as_str(),
+        what.caps,
+        commit,
+        steps,
+    )
+    .await?;
+    let (head, refmap) = found?;
+    captured["head"] = head;
+    captured["refs"] = json!(refmap);
+    captured["index"] = ix;
+    captured["state"] = state?;
+    Ok(((planned.commit, planned.counter), skipped))
 }
 
 fn ref_names(captured: &Value) -> Vec<String> {

@@ -1,0 +1,404 @@
+//! The worktree side of a restore point: the paths that may differ from the index, what
+//! each is on disk, and the commit that holds them.
+//!
+//! The worktree tree is the index's tree with only what `diff-files` and `ls-files -o`
+//! report applied to it: unchanged tracked files keep their entries (no re-hashing), and
+//! a restore point costs about one `status` plus the changed files. The commit is written
+//! by `fast-import` starting from the index's tree, so only the directories on a changed
+//! path are read and written again, in the same process that creates the point's refs.
+//! Contents are stored raw (no filter runs), because a restore must put back the bytes
+//! that were on disk. When the index has no tree (a conflict), the changes are entered in
+//! a private index copy and git writes its tree instead.
+
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::capture::zero;
+use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
+use super::{Caps, Steps};
+use crate::git::fast_import::{Change, Content, NewCommit};
+use crate::git::index_copy::IndexCopy;
+use crate::git::{Git, Oid, Repo};
+use crate::git::{objects, on_copy};
+use crate::operation::OpError;
+use crate::operation::pins;
+use crate::safe_file::Refusal;
+
+/// The most bytes of changed files read into memory for one point; beyond it git reads
+/// them itself (`hash-object`), one process for all.
+const INLINE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a changed path is on disk now.
+enum OnDisk {
+    Missing,
+    Link(Vec<u8>),
+    File {
+        exec: bool,
+        len: u64,
+    },
+    /// A directory (a submodule or nested repository): left as the index has it.
+    Dir,
+    Skipped(String),
+}
+
+fn too_large(caps: &Caps) -> String {
+    let cap = caps.max_file_bytes;
+    if cap >= 1024 * 1024 && cap % (1024 * 1024) == 0 {
+        format!("larger than {} MiB", cap / (1024 * 1024))
+    } else {
+        format!("larger than {cap} bytes")
+    }
+}
+
+fn on_disk(top: &Path, rel: &str, caps: &Caps) -> OnDisk {
+    let path = top.join(rel.trim_end_matches('/'));
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return OnDisk::Missing;
+    };
+    if meta.file_type().is_symlink() {
+        return match std::fs::read_link(&path) {
+            Ok(t) => OnDisk::Link(t.as_os_str().as_bytes().to_vec()),
+            Err(e) => OnDisk::Skipped(format!("unreadable link: {e}")),
+        };
+    }
+    if meta.is_dir() {
+        return OnDisk::Dir;
+    }
+    if !meta.is_file() {
+        return OnDisk::Skipped("not a regular file".into());
+    }
+    if meta.len() > caps.max_file_bytes {
+        return OnDisk::Skipped(too_large(caps));
+    }
+    OnDisk::File {
+        exec: meta.permissions().mode() & 0o111 != 0,
+        len: meta.len(),
+    }
+}
+
+/// A path that may differ between the worktree and the index.
+struct Candidate {
+    path: String,
+    untracked: bool,
+    /// Its index entry (mode, object), when it has one.
+    entry: Option<(u32, Oid)>,
+}
+
+/// The paths to store: what may differ between the worktree and the index. Only that side
+/// matters (the index is kept whole), so `diff-files` serves instead of a `status`, which
+/// would also compare HEAD with the index.
+async fn candidates(git: &Git<'_>) -> Result<Vec<Candidate>, OpError> {
+    let listed = crate::git::ls_files::worktree_changes(git, pins::MAX_CHANGES)
+        .await?
+        .filter(|l| l.len() <= pins::MAX_CHANGES)
+        .ok_or_else(|| {
+            OpError::Unsupported(format!(
+                "more than {} changed paths: too many for a restore point",
+                pins::MAX_CHANGES
+            ))
+        })?;
+    Ok(listed
+        .into_iter()
+        .map(|c| Candidate {
+            path: String::from_utf8_lossy(&c.path).into_owned(),
+            untracked: c.untracked,
+            entry: c.entry,
+        })
+        .collect())
+}
+
+/// A file or link to store, with its mode on disk.
+struct Found {
+    candidate: Candidate,
+    mode: u32,
+    /// A link's target; a file's bytes once read.
+    bytes: Option<Vec<u8>>,
+    len: u64,
+}
+
+/// What [`changes`] found: paths gone from the worktree, files and links to store, and
+/// what was left out.
+pub struct Listed {
+    removed: Vec<String>,
+    found: Vec<Found>,
+    pub skipped: Vec<Value>,
+}
+
+/// The worktree's changes against the index, and what each changed path is on disk.
+/// Reads only the real index, so it runs beside the index's own capture.
+pub async fn changes(
+    git: &Git<'_>,
+    top: &Path,
+    caps: &Caps,
+    steps: &Steps,
+) -> Result<Listed, OpError> {
+    let candidates = steps.time("list changes", candidates(git)).await?;
+    let (top_owned, caps_owned) = (top.to_owned(), caps.clone());
+    let disk = steps
+        .time(
+            "stat changes",
+            crate::safe_file::off_thread(git.cancel(), move || {
+                candidates
+                    .into_iter()
+                    .map(|c| {
+                        let d = on_disk(&top_owned, &c.path, &caps_owned);
+                        (c, d)
+                    })
+                    .collect::<Vec<_>>()
+            }),
+        )
+        .await
+        .map_err(|e| OpError::Internal(e.to_string()))?;
+    let mut listed = Listed {
+        removed: Vec::new(),
+        found: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for (c, d) in disk {
+        let (mode, bytes, len) = match d {
+            OnDisk::Missing => {
+                listed.removed.push(c.path);
+                continue;
+            }
+            OnDisk::Dir if c.untracked => {
+                listed.skip(c.path, "nested repository".into());
+                continue;
+            }
+            OnDisk::Dir => continue,
+            OnDisk::Skipped(reason) => {
+                listed.skip(c.path, reason);
+                continue;
+            }
+            OnDisk::Link(target) => (MODE_LINK, Some(target), 0),
+            OnDisk::File { exec, len } => (if exec { MODE_EXEC } else { MODE_FILE }, None, len),
+        };
+        listed.found.push(Found {
+            candidate: c,
+            mode,
+            bytes,
+            len,
+        });
+    }
+    Ok(listed)
+}
+
+impl Listed {
+    /// Leaves `path` out of the point: listed as skipped, and removed from the tree so
+    /// no stale entry stands for it.
+    fn skip(&mut self, path: String, reason: String) {
+        self.skipped.push(json!({"path": path, "reason": reason}));
+        self.removed.push(path);
+    }
+
+    /// Reads every file's bytes (off the async workers) when the cap on the number of
+    /// files cannot leave any out and they fit in [`INLINE_BYTES`]; `false`, with nothing
+    /// read, otherwise. A file that changed since it was examined is taken as it is now:
+    /// gone, grown past the cap, or no longer a regular file (skipped).
+    async fn read(&mut self, git: &Git<'_>, top: &Path, caps: &Caps) -> Result<bool, OpError> {
+        let total: u64 = self.found.iter().map(|f| f.len).sum();
+        if self.found.len() > caps.max_files || total > INLINE_BYTES {
+            return Ok(false);
+        }
+        let found = std::mem::take(&mut self.found);
+        let (top, cap) = (top.to_owned(), caps.max_file_bytes);
+        let read = crate::safe_file::off_thread(git.cancel(), move || {
+            found
+                .into_iter()
+                .map(|mut f| {
+                    let mut refused = None;
+                    if f.bytes.is_none() {
+                        match crate::safe_file::read_in(&top, &f.candidate.path, cap) {
+                            Ok(bytes) => f.bytes = Some(bytes),
+                            Err(why) => refused = Some(why),
+                        }
+                    }
+                    (f, refused)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| OpError::Internal(e.to_string()))?;
+        for (f, refused) in read {
+            let path = f.candidate.path.clone();
+            match refused {
+                None => self.found.push(f),
+                Some(Refusal::Missing) => self.removed.push(path),
+                Some(Refusal::TooLarge) => self.skip(path, too_large(caps)),
+                Some(why) => self.skip(path, format!("unreadable: {why}")),
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The worktree commit to write, and what tells how many of its files were stored.
+pub struct Planned {
+    pub commit: NewCommit,
+    pub counter: Counter,
+}
+
+/// Counts the files and links a point stored: those git hashed first, and the inline
+/// blobs whose object differs from their index entry (the others were listed for their
+/// stat data only).
+pub struct Counter {
+    /// Each inline blob's mode and index entry, in order.
+    inline: Vec<(u32, Option<(u32, Oid)>)>,
+    stored: usize,
+}
+
+impl Counter {
+    /// How many files and links the point stored, given the objects of the inline blobs.
+    pub fn hashed(&self, blobs: &[Oid]) -> usize {
+        let changed = self
+            .inline
+            .iter()
+            .zip(blobs)
+            .filter(|((mode, entry), oid)| {
+                entry
+                    .as_ref()
+                    .is_none_or(|(m, o)| m != mode || o.as_str() != oid.as_str())
+            })
+            .count();
+        self.stored + changed
+    }
+}
+
+/// The worktree commit, at `ref_name` with `message`: the index's tree (`index_tree`)
+/// with `listed` applied. Files go to fast-import inline when they may; otherwise git
+/// hashes them first and, when the index has no tree, enters them in `copy` and writes
+/// its tree.
+#[allow(clippy::too_many_arguments)]
+pub async fn plan(
+    git: &Git<'_>,
+    repo: &Repo,
+    copy: &IndexCopy,
+    top: &Path,
+    mut listed: Listed,
+    index_tree: Option<&str>,
+    caps: &Caps,
+    (ref_name, message): (String, String),
+    steps: &Steps,
+) -> Result<(Planned, Vec<Value>), OpError> {
+    let root = index_tree.and_then(Oid::parse);
+    let mut commit = NewCommit {
+        ref_name,
+        message,
+        root,
+        changes: Vec::new(),
+    };
+    if commit.root.is_some()
+        && steps
+            .time("read files", listed.read(git, top, caps))
+            .await?
+    {
+        let mut inline = Vec::with_capacity(listed.found.len());
+        commit.changes = removals(&mut listed.removed);
+        for f in std::mem::take(&mut listed.found) {
+            inline.push((f.mode, f.candidate.entry));
+            let content = Content::Bytes(f.bytes.unwrap_or_default());
+            let change = Change::Put {
+                mode: f.mode,
+                content,
+            };
+            commit.changes.push((f.candidate.path, change));
+        }
+        let counter = Counter { inline, stored: 0 };
+        return Ok((Planned { commit, counter }, listed.skipped));
+    }
+    let puts = steps.time("store files", listed.hash(git, caps)).await?;
+    let counter = Counter {
+        inline: Vec::new(),
+        stored: puts.len(),
+    };
+    if commit.root.is_none() {
+        let info = index_info(repo, &listed.removed, &puts);
+        steps
+            .time("enter changes", on_copy::enter(git, copy, info))
+            .await?;
+        let tree = steps
+            .time("worktree tree", on_copy::write_tree(git, copy))
+            .await?
+            .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?;
+        commit.root = Some(tree);
+        return Ok((Planned { commit, counter }, listed.skipped));
+    }
+    commit.changes = removals(&mut listed.removed);
+    for (path, mode, oid) in puts {
+        let content = Content::Object(oid);
+        commit.changes.push((path, Change::Put { mode, content }));
+    }
+    Ok((Planned { commit, counter }, listed.skipped))
+}
+
+/// The removals, first: a path added below a removed one must stay.
+fn removals(removed: &mut Vec<String>) -> Vec<(String, Change)> {
+    std::mem::take(removed)
+        .into_iter()
+        .map(|p| (p, Change::Remove))
+        .collect()
+}
+
+impl Listed {
+    /// Has git store every file and link (`hash-object`), then keeps those whose object
+    /// differs from their index entry, within the cap on the number of files: `(path,
+    /// mode, object)` for each, the rest skipped.
+    async fn hash(
+        &mut self,
+        git: &Git<'_>,
+        caps: &Caps,
+    ) -> Result<Vec<(String, u32, Oid)>, OpError> {
+        let oids = store(git, &self.found).await?;
+        let mut puts: Vec<(String, u32, Oid)> = Vec::new();
+        for (f, oid) in std::mem::take(&mut self.found).into_iter().zip(oids) {
+            // Listed for its stat data only: the index entry already holds these bytes.
+            if f.candidate.entry.as_ref() == Some(&(f.mode, oid.clone())) {
+                continue;
+            }
+            if f.mode != MODE_LINK && puts.len() >= caps.max_files {
+                let reason = format!("over the {} file cap", caps.max_files);
+                self.skip(f.candidate.path, reason);
+                continue;
+            }
+            puts.push((f.candidate.path, f.mode, oid));
+        }
+        Ok(puts)
+    }
+}
+
+/// `update-index -z --index-info` records that remove `removed` and put `puts` in place
+/// of every stage of their paths.
+fn index_info(repo: &Repo, removed: &[String], puts: &[(String, u32, Oid)]) -> Vec<u8> {
+    let zero = zero(repo.object_format);
+    let mut info = Vec::new();
+    for p in removed.iter().chain(puts.iter().map(|(p, _, _)| p)) {
+        info.extend_from_slice(format!("0 {zero}\t{p}\0").as_bytes());
+    }
+    for (p, mode, oid) in puts {
+        info.extend_from_slice(format!("{mode:o} {oid}\t{p}\0").as_bytes());
+    }
+    info
+}
+
+/// Stores each file's bytes (one process for all) and each link's target, in order.
+async fn store(git: &Git<'_>, found: &[Found]) -> Result<Vec<Oid>, OpError> {
+    let names: Vec<&str> = found
+        .iter()
+        .filter(|f| f.mode != MODE_LINK)
+        .map(|f| f.candidate.path.as_str())
+        .collect();
+    let mut files = objects::store_files(git, &names).await?.into_iter();
+    let mut out = Vec::with_capacity(found.len());
+    for f in found {
+        let oid = match (f.mode, &f.bytes) {
+            (MODE_LINK, Some(target)) => objects::store_bytes(git, target.clone()).await?,
+            _ => files
+                .next()
+                .ok_or_else(|| OpError::Internal("a stored file has no object".into()))?,
+        };
+        out.push(oid);
+    }
+    Ok(out)
+}
