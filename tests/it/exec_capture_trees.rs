@@ -12,7 +12,7 @@ use jiff::Timestamp;
 
 use super::exec_capture::tree_git_would_store;
 use super::exec_ops::Rig;
-use super::exec_restore::tree_of;
+use super::exec_restore::{restore_confirmed, tree_of};
 
 /// The tree `git write-tree` makes of a copy of the index (`None` when git refuses).
 fn index_tree_git_would_write(rig: &Rig) -> Option<String> {
@@ -145,25 +145,8 @@ async fn a_point_after_a_partial_add_restores_every_byte_after_gc() {
     std::fs::remove_file(rig.repo.join("fresh/dir/n.txt")).unwrap();
     rig.git(&["add", "-A"]);
     rig.git(&["commit", "-q", "-m", "trample"]);
-    let repo = gitward::git::repo::open(
-        rig.exec.config(),
-        "repoPath",
-        &rig.repo.display().to_string(),
-        &rig.cancel,
-    )
-    .await
-    .unwrap();
     let mut store = rig.store();
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(&rig, &mut store, &point).await;
     assert_eq!(tree_of(&rig.repo), files);
     assert_eq!(std::fs::read(rig.repo.join(".git/index")).unwrap(), index);
 }
@@ -248,24 +231,7 @@ async fn odd_path_names_are_stored_as_git_stores_them_and_come_back() {
     }
     rig.fx
         .write(&rig.repo, "tracked \"odd\"\\name.txt", "trampled\n");
-    let repo = gitward::git::repo::open(
-        rig.exec.config(),
-        "repoPath",
-        &rig.repo.display().to_string(),
-        &rig.cancel,
-    )
-    .await
-    .unwrap();
     let mut store = rig.store();
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(&rig, &mut store, &point).await;
     assert_eq!(tree_of(&rig.repo), files);
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use gitward::gateway::api::{FailureKind, Status};
 use gitward::gateway::server::restore::{self, Caps, RestoreError, Retention};
-use gitward::gateway::server::store::Store;
+use gitward::gateway::server::store::{RestorePoint, Store};
 use gitward::git::Repo;
 use gitward::operation::{self, Pins};
 use jiff::Timestamp;
@@ -79,6 +79,14 @@ pub async fn open(rig: &Rig) -> std::sync::Arc<Repo> {
     )
     .await
     .unwrap()
+}
+
+/// Restores `point` as a person who confirmed the differences shown would.
+pub async fn restore_confirmed(rig: &Rig, store: &mut Store, point: &RestorePoint) {
+    let repo = open(rig).await;
+    restore::restore_in(store, &repo, point, true, &rig.cancel, Timestamp::now())
+        .await
+        .unwrap();
 }
 
 pub async fn take(
@@ -248,18 +256,8 @@ async fn restore_points_survive_gc_prune_now() {
     std::fs::remove_file(rig.repo.join("only-here.txt")).unwrap();
     rig.git(&["reflog", "expire", "--expire=now", "--all"]);
     rig.git(&["gc", "-q", "--prune=now"]);
-    let repo = open(&rig).await;
     let point = store.restore_point(&id).unwrap().unwrap();
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(&rig, &mut store, &point).await;
     assert_eq!(snapshot(&rig), before);
 }
 
@@ -303,17 +301,7 @@ async fn caps_skip_files_and_list_them_and_restore_leaves_them_alone() {
     assert_eq!(restore::view(&point)["skipped"], point.skipped);
     rig.fx
         .write(&rig.repo, "big.txt", "changed after the point\n");
-    let repo = open(&rig).await;
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(&rig, &mut store, &point).await;
     // Never captured, so never touched.
     assert_eq!(
         std::fs::read_to_string(rig.repo.join("big.txt")).unwrap(),
@@ -543,18 +531,8 @@ async fn a_same_size_edit_stays_visible_to_git_after_a_restore() {
     rig.fx.write(&rig.repo, "dir/b.txt", "other\n");
     rig.git(&["add", "dir/b.txt"]);
     rig.fx.write(&rig.repo, "a.txt", "one\ntwo\n");
-    let repo = open(&rig).await;
     let point = store.restore_point(&id).unwrap().unwrap();
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(&rig, &mut store, &point).await;
     assert_eq!(snapshot(&rig), before, "bytes and index come back");
     assert_eq!(git_view(&rig), seen, "git sees what it saw at capture");
 }

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use super::exec_ops::Rig;
-use super::exec_restore::{messy, open, snapshot, take, trample};
+use super::exec_restore::{messy, open, restore_confirmed, snapshot, take, trample};
 
 /// The refs under the point's directory, relative to it.
 fn point_refs(rig: &Rig, id: &str) -> BTreeSet<String> {
@@ -30,20 +30,10 @@ fn forget_and_gc(rig: &Rig) {
     rig.git(&["gc", "-q", "--prune=now"]);
 }
 
-async fn restore_confirmed(rig: &Rig, id: &str) {
-    let repo = open(rig).await;
+async fn restore_by_id(rig: &Rig, id: &str) {
     let mut store = rig.store();
     let point = store.restore_point(id).unwrap().unwrap();
-    restore::restore_in(
-        &mut store,
-        &repo,
-        &point,
-        true,
-        &rig.cancel,
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    restore_confirmed(rig, &mut store, &point).await;
 }
 
 #[tokio::test]
@@ -85,7 +75,7 @@ async fn a_point_keeps_its_index_and_merge_state_through_gc_and_restores_them() 
     trample(&rig);
     rig.git(&["branch", "-q", "-D", "side"]);
     forget_and_gc(&rig);
-    restore_confirmed(&rig, &id).await;
+    restore_by_id(&rig, &id).await;
     assert_eq!(snapshot(&rig), before);
 }
 
@@ -144,7 +134,7 @@ async fn a_point_in_the_earlier_layout_restores_after_gc_and_prunes_whole() {
     // `reset --hard` may have removed it already.
     let _ = std::fs::remove_file(rig.repo.join(".git/MERGE_MSG"));
     forget_and_gc(&rig);
-    restore_confirmed(&rig, &id).await;
+    restore_by_id(&rig, &id).await;
     assert_eq!(snapshot(&rig), before);
     let repo = open(&rig).await;
     let gone = Retention {
