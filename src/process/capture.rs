@@ -273,7 +273,7 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
     };
     let (out_r, out_w) = os_pipe::pipe().map_err(spawn_err)?;
     let (err_r, err_w) = os_pipe::pipe().map_err(spawn_err)?;
-    let schedule = priority::of_child(inv.niceness);
+    let niceness = priority::of_child(inv.niceness);
 
     // The one sanctioned spawn site.
     #[allow(clippy::disallowed_methods)]
@@ -290,8 +290,8 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
         // A group of its own lets a kill reach any helper process git starts.
         .before_spawn(move |cmd| {
             std::os::unix::process::CommandExt::process_group(cmd, 0);
-            if let Some(schedule) = schedule {
-                priority::apply(cmd, schedule);
+            if let Some(niceness) = niceness {
+                priority::apply(cmd, niceness);
             }
             Ok(())
         });

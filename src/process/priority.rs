@@ -80,21 +80,9 @@ fn in_background() -> bool {
     LANE.try_with(|_| ()).is_ok()
 }
 
-/// How a child is scheduled, set before its program starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Schedule {
-    niceness: i32,
-}
-
-/// The schedule of a child asking for `niceness`, inside or outside background work.
-pub(super) fn of_child(niceness: Option<i32>) -> Option<Schedule> {
-    match niceness {
-        Some(niceness) => Some(Schedule { niceness }),
-        None if in_background() => Some(Schedule {
-            niceness: BACKGROUND,
-        }),
-        None => None,
-    }
+/// The niceness of a child asking for `niceness`, inside or outside background work.
+pub(super) fn of_child(niceness: Option<i32>) -> Option<i32> {
+    niceness.or_else(|| in_background().then_some(BACKGROUND))
 }
 
 /// Inside background work: waits until the foreground is quiet (at most [`PAUSE`]).
@@ -105,9 +93,8 @@ pub(super) async fn give_way() {
     }
 }
 
-/// Makes the child of `cmd` run as `schedule` says from before its program starts.
-pub(super) fn apply(cmd: &mut std::process::Command, schedule: Schedule) {
-    let Schedule { niceness } = schedule;
+/// Makes the child of `cmd` run at `niceness` from before its program starts.
+pub(super) fn apply(cmd: &mut std::process::Command, niceness: i32) {
     #[allow(unsafe_code)]
     // SAFETY: the hook runs in the forked child before exec, where only async-signal-safe
     // calls are allowed: it makes at most two system calls (no allocation, no lock) on the

@@ -219,10 +219,7 @@ pub async fn take_timed(
             (None, Vec::new())
         }
     };
-    let (commit, counter) = match worktree {
-        Some((commit, counter)) => (Some(commit), Some(counter)),
-        None => (None, None),
-    };
+    let (commit, counter) = worktree.unzip();
     let when = now.as_second();
     let pinned = steps
         .time(
