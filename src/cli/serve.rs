@@ -60,18 +60,15 @@ enum Transport {
 }
 
 fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
-    if config.allowed_roots.is_empty() {
-        eprintln!("gitward: no allowed roots set; any absolute repository path is served");
-    }
     // Audit configuration fails closed: a bad signing key stops the server before it
     // has said anything on stdout.
     let ledger = match open_audit(&config) {
         Ok(ledger) => ledger,
         Err(code) => return code,
     };
-    // Stale records are swept before the first answer; the writer threads, the runtime
-    // and its workers start after it, so a client's `initialize` does not wait for them.
-    let presence = crate::presence::own::Presence::start(&config);
+    // Everything else waits for the first answer, so a client's `initialize` does not:
+    // the warning below, the presence sweep, the writer threads, the runtime and its
+    // workers. All of it still happens before the next message is read.
     let mut opening = match transport {
         Transport::Stdio => match opening::answer_first(&config) {
             Ok(opening) => Some(opening),
@@ -82,6 +79,10 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
         },
         Transport::Http { .. } => None,
     };
+    if config.allowed_roots.is_empty() {
+        eprintln!("gitward: no allowed roots set; any absolute repository path is served");
+    }
+    let presence = crate::presence::own::Presence::start(&config);
     let audit = match ledger.map(spawn_audit).transpose() {
         Ok(audit) => audit,
         Err(code) => return code,

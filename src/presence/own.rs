@@ -120,8 +120,8 @@ impl Presence {
     }
 
     /// Starts the thread that writes the record. Kept apart from [`Presence::start`] so
-    /// the stale records are swept before the first answer while the thread starts after
-    /// it; calls observed before this are written with the next one.
+    /// the thread starts with the serving loop, after the first answer; calls observed
+    /// before this are written with the next one.
     pub fn start_writer(&self) {
         let mut writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         if writer.is_some() {
