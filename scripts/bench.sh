@@ -112,7 +112,11 @@ for R in "$REPO" "$LARGE"; do
 done
 
 echo "== start-up"
-"$DRIVER" startup "$BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
+# Measured on a copy, as `cargo install` leaves it: the file the linker has just written
+# starts measurably slower (about 0.15 ms here) than the same bytes copied.
+STARTUP_BIN="$BENCH_DIR/gitward-startup"
+cp "$BIN" "$STARTUP_BIN"
+"$DRIVER" startup "$STARTUP_BIN" "$STARTS" | tee "$BENCH_DIR/startup.txt"
 figure "$(head -1 "$BENCH_DIR/startup.txt")" "within 0.3 ms of head -1 answering the same line (median $(sed -n '2s/.*median \([0-9.]* ms\).*/\1/p' "$BENCH_DIR/startup.txt"), same run, interleaved)"
 figure "$(sed -n 3p "$BENCH_DIR/startup.txt")" "≤ 0.3 ms"
 # Most of that is the dynamic loader's: each shared library it maps, the relocations it
@@ -128,7 +132,7 @@ fi
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}' \
     >"$BENCH_DIR/init.json"
 hyperfine --warmup 5 --runs "$ROUNDS" --style none --export-json "$BENCH_DIR/startup.json" \
-    "$BIN serve <$BENCH_DIR/init.json" "head -1 <$BENCH_DIR/init.json" >/dev/null
+    "$STARTUP_BIN serve <$BENCH_DIR/init.json" "head -1 <$BENCH_DIR/init.json" >/dev/null
 line=$(python3 - "$BENCH_DIR/startup.json" <<'PY'
 import json, sys
 gw, head = json.load(open(sys.argv[1]))["results"]
