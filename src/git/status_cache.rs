@@ -24,7 +24,7 @@ use super::{Repo, index_file};
 use crate::sink::{Flow, Sink};
 
 /// The largest answer kept.
-const OUTPUT_CAP: usize = 8 << 20;
+const OUTPUT_CAP: usize = 4 << 20;
 /// How many answers are kept, over all repositories and argv.
 const ENTRIES: usize = 8;
 /// A file this small is keyed by its bytes as well as its stat data.

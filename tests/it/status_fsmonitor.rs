@@ -343,4 +343,15 @@ fn steps(w: &World, server: &mut Server) {
     agrees(w, server, "config change: global excludes");
     std::fs::write(&global, "*.glob\n").unwrap();
     agrees(w, server, "global excludes edit");
+
+    // The daemon does not look inside submodules: with a gitlink, every call runs git.
+    let head = w.git(&["rev-parse", "HEAD"]);
+    let gitlink = format!("160000,{head},sub");
+    w.git(&["update-index", "--add", "--cacheinfo", &gitlink]);
+    let args = json!({ "repoPath": w.repo });
+    for _ in 0..3 {
+        let runs = w.status_runs();
+        server.call("repo.status", args.clone());
+        assert_eq!(w.status_runs(), runs + 1, "with a gitlink, status runs git");
+    }
 }
