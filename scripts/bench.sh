@@ -105,8 +105,10 @@ FSM_REPO=$BENCH_DIR/repo-fsmonitor
 FSM_BIN=$BENCH_DIR/fsmonitor-bin
 fsm_git=
 for g in "${FSMONITOR_GIT:-}" "$(command -v git)" /opt/git-next/bin/git; do
+    # `status` exits 1 when no daemon watches the repository; it says so only where it
+    # could.
     if [ -n "$g" ] && [ -x "$g" ] &&
-        "$g" -C "$REPO" fsmonitor--daemon status 2>&1 | grep -q 'fsmonitor-daemon is'; then
+        [[ $("$g" -C "$REPO" fsmonitor--daemon status 2>&1 || true) == *"fsmonitor-daemon is"* ]]; then
         fsm_git=$g
         break
     fi

@@ -141,6 +141,9 @@ fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
     files.push(repo.common_dir.join("objects/info/alternates"));
     files.extend(repo.watched.iter().cloned());
     files.extend(watched.iter().cloned());
+    // Where git would find a new user-level configuration file, which may name other
+    // excludes or attributes files for a cached status to watch.
+    files.extend(repo.status_inputs.iter().cloned());
     prints.extend(files.iter().map(|p| stat(p)));
     Fingerprint(prints)
 }
