@@ -17,6 +17,8 @@
 #   BENCH_DIR=...     where the generated repositories live (kept between runs; the
 #                     100,000-file one takes a few minutes to generate)
 #   DIFF_TEXT_ARGS    diff.text arguments after repoPath (default: base main~1, head main)
+#   FSMONITOR_GIT     a git whose builtin fsmonitor daemon runs here (Linux: 2.55 and
+#                     later), when the one on PATH has none
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,6 +95,43 @@ if listed repo.conflictPreflight; then
 fi
 vs repo.conflictPreflight "ratio ≤ 2x vs its $(wc -l <"$BENCH_DIR/rebase-pairs.txt") git merge-tree --write-tree runs" \
     "$PREFLIGHT" replay "$REBASE" "$(git -C "$REBASE" rev-parse main)" "$BENCH_DIR/rebase-pairs.txt"
+
+# Status riding git's builtin fsmonitor daemon: repeated repo.status on a copy of the
+# 20,000-file repository with core.fsmonitor and the untracked cache on and the daemon
+# running, against a cold plain git status (no daemon) of the original, the same git on
+# both sides. Git has the daemon on Linux from 2.55: FSMONITOR_GIT names such a git when
+# the one on PATH is older; without one the figure is skipped.
+FSM_REPO=$BENCH_DIR/repo-fsmonitor
+FSM_BIN=$BENCH_DIR/fsmonitor-bin
+fsm_git=
+for g in "${FSMONITOR_GIT:-}" "$(command -v git)" /opt/git-next/bin/git; do
+    # `status` exits 1 when no daemon watches the repository; it says so only where it
+    # could.
+    if [ -n "$g" ] && [ -x "$g" ] &&
+        [[ $("$g" -C "$REPO" fsmonitor--daemon status 2>&1 || true) == *"fsmonitor-daemon is"* ]]; then
+        fsm_git=$g
+        break
+    fi
+done
+if [ -n "$fsm_git" ] && listed repo.status; then
+    rm -rf "$FSM_REPO" "$FSM_BIN"
+    cp -a "$REPO" "$FSM_REPO"
+    mkdir -p "$FSM_BIN"
+    ln -s "$(realpath "$fsm_git")" "$FSM_BIN/git"
+    "$fsm_git" -C "$FSM_REPO" config core.fsmonitor true
+    "$fsm_git" -C "$FSM_REPO" config core.untrackedCache true
+    "$fsm_git" -C "$FSM_REPO" fsmonitor--daemon start 2>/dev/null || true
+    trap '"$fsm_git" -C "$FSM_REPO" fsmonitor--daemon stop 2>/dev/null || true' EXIT
+    # The user's own status stores the daemon's token and the untracked cache.
+    "$fsm_git" -C "$FSM_REPO" status >/dev/null
+    echo "== repo.status with the fsmonitor daemon ($("$fsm_git" version))"
+    PATH="$FSM_BIN:$PATH" vs repo.status "ratio ≤ 0.3x vs a cold git status without the daemon (repeated calls, daemon running)" \
+        "{\"repoPath\":\"$FSM_REPO\"}" git -C "$REPO" status --porcelain=v2 -z --branch
+    "$fsm_git" -C "$FSM_REPO" fsmonitor--daemon stop 2>/dev/null || true
+    trap - EXIT
+else
+    echo "repo.status with the fsmonitor daemon: skipped (no git whose fsmonitor--daemon runs here; set FSMONITOR_GIT)"
+fi
 
 LARGE=$BENCH_DIR/large
 if [ ! -d "$LARGE/.git" ]; then

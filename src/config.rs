@@ -67,6 +67,8 @@ pub mod vars {
     pub const BROWSER: &str = "BROWSER";
     /// The user's data directory (workspace data, agents' stores).
     pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+    /// The user's configuration directory (git's default global excludes and attributes).
+    pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
     /// Agents' own overrides of where they keep their session stores.
     pub const CLAUDE_CONFIG_DIR: &str = "CLAUDE_CONFIG_DIR";
     pub const CODEX_HOME: &str = "CODEX_HOME";
@@ -104,6 +106,7 @@ pub mod vars {
         PATH,
         BROWSER,
         XDG_DATA_HOME,
+        XDG_CONFIG_HOME,
         CLAUDE_CONFIG_DIR,
         CODEX_HOME,
         CODEX_SQLITE_HOME,
@@ -175,6 +178,8 @@ pub struct UserDirs {
     pub search_path: OsString,
     /// `XDG_DATA_HOME`, when absolute.
     pub xdg_data_home: Option<PathBuf>,
+    /// `XDG_CONFIG_HOME`, when absolute.
+    pub xdg_config_home: Option<PathBuf>,
     /// Agents' store overrides, each when absolute.
     pub claude_config_dir: Option<PathBuf>,
     pub codex_home: Option<PathBuf>,
@@ -190,6 +195,7 @@ impl UserDirs {
             home: env.abs_dir(vars::HOME),
             search_path: env.os(vars::PATH).map(OsStr::to_owned).unwrap_or_default(),
             xdg_data_home: env.abs_dir(vars::XDG_DATA_HOME),
+            xdg_config_home: env.abs_dir(vars::XDG_CONFIG_HOME),
             claude_config_dir: env.abs_dir(vars::CLAUDE_CONFIG_DIR),
             codex_home: env.abs_dir(vars::CODEX_HOME),
             codex_sqlite_home: env.abs_dir(vars::CODEX_SQLITE_HOME),

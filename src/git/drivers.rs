@@ -49,6 +49,10 @@ pub(crate) struct Found {
     /// The repository's own `core.fsmonitor` names git's builtin daemon (a boolean true),
     /// not a hook program; the last value git read wins, as it does for git.
     pub builtin_fsmonitor: bool,
+    /// The user's `core.excludesFile` and `core.attributesFile` as configured (the last
+    /// value git read), for a cached status to key on.
+    pub excludes_file: Option<Vec<u8>>,
+    pub attributes_file: Option<Vec<u8>>,
     /// Some setting makes git compare a worktree file with its index entry other than by
     /// its stat data and bytes (conversions, case folding, ignored modes): a reader that
     /// judges files itself must leave them to git.
@@ -237,6 +241,12 @@ fn parse(dir: &Path, bytes: &[u8], with_merges: bool, found: &mut Found) {
         }
         if with_merges && key == b"core.fsmonitor" {
             found.builtin_fsmonitor = is_true(value);
+        }
+        if with_merges && key == b"core.excludesfile" {
+            found.excludes_file = value.map(<[u8]>::to_vec);
+        }
+        if with_merges && key == b"core.attributesfile" {
+            found.attributes_file = value.map(<[u8]>::to_vec);
         }
         if with_merges && converts_files(key, value) {
             found.converts_files = true;

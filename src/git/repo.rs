@@ -46,6 +46,10 @@ pub struct Repo {
     /// The user turned on git's builtin fsmonitor daemon (`core.fsmonitor=true`) for this
     /// repository; `git status` may ask it ([`super::status`]).
     pub(crate) builtin_fsmonitor: bool,
+    /// Files outside the working tree whose change may change what `git status` prints:
+    /// the configuration read, the user's excludes and attributes files (where they are,
+    /// or where git would look for them).
+    pub(crate) status_inputs: Vec<PathBuf>,
     /// Some setting makes git judge worktree files by more than stat data and bytes
     /// ([`super::drivers`]); in-process readers of file states leave them to git.
     pub converts_files: bool,
@@ -137,6 +141,9 @@ fn fingerprint(repo: &Repo, watched: &[PathBuf]) -> Fingerprint {
     files.push(repo.common_dir.join("objects/info/alternates"));
     files.extend(repo.watched.iter().cloned());
     files.extend(watched.iter().cloned());
+    // Where git would find a new user-level configuration file, which may name other
+    // excludes or attributes files for a cached status to watch.
+    files.extend(repo.status_inputs.iter().cloned());
     prints.extend(files.iter().map(|p| stat(p)));
     Fingerprint(prints)
 }
@@ -322,6 +329,7 @@ async fn discover(
         ),
         &config.user.search_path,
     );
+    let status_inputs = status_inputs(config, &path, &drivers);
     let repo = Repo {
         path,
         worktree,
@@ -331,11 +339,40 @@ async fn discover(
         object_format,
         disarm,
         builtin_fsmonitor: drivers.builtin_fsmonitor,
+        status_inputs,
         converts_files: drivers.converts_files,
         watched: Vec::new(),
         _sealed: (),
     };
     Ok((repo, drivers.watched))
+}
+
+/// [`Repo::status_inputs`]: the configuration files git read, where git would find new
+/// user-level ones, and the configured or default excludes and attributes files.
+fn status_inputs(config: &Config, top: &Path, drivers: &drivers::Found) -> Vec<PathBuf> {
+    let home = config.user.home.as_deref();
+    let xdg = config
+        .user
+        .xdg_config_home
+        .clone()
+        .or_else(|| home.map(|h| h.join(".config")));
+    let mut files = drivers.watched.clone();
+    files.extend(home.map(|h| h.join(".gitconfig")));
+    for name in ["config", "ignore", "attributes"] {
+        files.extend(xdg.as_ref().map(|x| x.join("git").join(name)));
+    }
+    for value in [&drivers.excludes_file, &drivers.attributes_file]
+        .into_iter()
+        .flatten()
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let path = match (value.strip_prefix(b"~/"), home) {
+            (Some(rest), Some(home)) => home.join(std::ffi::OsStr::from_bytes(rest)),
+            _ => top.join(std::ffi::OsStr::from_bytes(value)),
+        };
+        files.push(path);
+    }
+    files
 }
 
 /// Why `rev-parse` could not lay out the repository, in the words the caller can act on.

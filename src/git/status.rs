@@ -8,6 +8,7 @@
 
 use std::ffi::OsString;
 
+use super::status_cache::{self, Lookup, Tee};
 use super::{Git, GitError, RepoRelPath};
 use crate::parse::status_v2::Status;
 use crate::parse::{RecordParser, Records};
@@ -103,16 +104,32 @@ impl StatusQuery<'_> {
         self.stream(git, Status::new(max_entries)).await
     }
 
-    /// Runs the query, feeding each record to `parser` as it arrives.
+    /// Runs the query, feeding each record to `parser` as it arrives. With the user's
+    /// builtin fsmonitor daemon, an answer git gave before is replayed instead while
+    /// nothing it depends on has changed ([`super::status_cache`]).
     pub async fn stream<P: RecordParser>(&self, git: &Git<'_>, parser: P) -> Result<P, GitError> {
-        let done = git
-            .cmd(with_builtin_fsmonitor(
-                git.repo.builtin_fsmonitor,
-                self.argv(),
-            ))
-            .stream(Records::new(parser))
-            .await?;
-        Ok(done.sink.finish(true)?)
+        let argv = with_builtin_fsmonitor(git.repo.builtin_fsmonitor, self.argv());
+        let plan = if git.repo.builtin_fsmonitor {
+            match status_cache::lookup(git.repo, &argv).await {
+                Lookup::Hit(output) => return Ok(Records::parse_all(parser, &output)?),
+                Lookup::Miss(plan) => plan,
+            }
+        } else {
+            None
+        };
+        let sink = Tee {
+            kept: plan.is_some().then(Vec::new),
+            inner: Records::new(parser),
+        };
+        let done = git.cmd(argv).stream(sink).await?;
+        let Tee { inner, kept } = done.sink;
+        if let (Some(plan), Some(output)) = (plan, kept)
+            && !done.stopped_early
+            && inner.error.is_none()
+        {
+            plan.store(git.repo, output);
+        }
+        Ok(inner.finish(true)?)
     }
 }
 

@@ -83,5 +83,6 @@ mod specs;
 mod specs_cli;
 mod specs_reach;
 mod status_caches;
+mod status_fsmonitor;
 mod submodule;
 mod worktree;
