@@ -39,7 +39,13 @@ impl<S> Finished<S> {
     }
 }
 
+/// The largest read of a child's stdout: a pipe holds 64 KiB.
 const CHUNK: usize = 64 * 1024;
+/// The first read's buffer. Most children print less, or print it in the 4 KiB pieces of
+/// stdio buffering; one that fills it gets a buffer twice as large, up to [`CHUNK`].
+const FIRST_CHUNK: usize = 8 * 1024;
+/// Stderr is read in pieces this large, from a buffer inside the call's future.
+const ERR_CHUNK: usize = 2 * 1024;
 
 pub(super) async fn run<S: Sink>(
     inv: Invocation,
@@ -103,8 +109,8 @@ async fn run_within<S: Sink>(
     };
 
     let deadline = tokio::time::Instant::now() + inv.timeout;
-    let mut out_buf = vec![0u8; CHUNK];
-    let mut err_buf = vec![0u8; 8 * 1024];
+    let mut out_buf: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
+    let mut err_buf = [0u8; ERR_CHUNK];
     let mut stderr = Vec::new();
     let mut stderr_truncated = false;
     let (mut out_open, mut err_open) = (true, true);
@@ -121,13 +127,16 @@ async fn run_within<S: Sink>(
                 kill(&handle, turn.take());
                 return Err(RunError::Timeout { program: name, after: inv.timeout });
             }
-            read = out.read(&mut out_buf), if out_open => {
+            // Into the buffer's spare room: nothing is zeroed first.
+            read = out.read_buf(&mut out_buf), if out_open => {
                 let n = read.map_err(io_err)?;
                 if n == 0 {
                     out_open = false;
-                } else if sink.accept(&out_buf[..n]) == Flow::Enough {
+                } else if sink.accept(&out_buf) == Flow::Enough {
                     stopped_early = true;
                     break;
+                } else {
+                    grow_or_clear(&mut out_buf);
                 }
             }
             read = err.read(&mut err_buf), if err_open => {
@@ -162,6 +171,17 @@ async fn run_within<S: Sink>(
         stderr_truncated,
         elapsed: started.elapsed(),
     })
+}
+
+/// Empties `buf` for the next read, doubling it (up to [`CHUNK`]) when this read filled
+/// it: a child that writes fast is then read in fewer, larger pieces.
+fn grow_or_clear(buf: &mut Vec<u8>) {
+    let full = buf.len() == buf.capacity();
+    let capacity = buf.capacity();
+    buf.clear();
+    if full && capacity < CHUNK {
+        buf.reserve_exact((capacity * 2).min(CHUNK));
+    }
 }
 
 /// Waits for a child whose pipes are closed: it has exited or is about to, and the deadline
