@@ -210,8 +210,6 @@ async fn wait_exit(
             }
         }
     }
-    let waiter = Arc::clone(handle);
-    let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
     tokio::select! {
         biased;
         _ = cancel.cancelled() => {
@@ -222,13 +220,35 @@ async fn wait_exit(
             kill_child(handle, pid, turn.take());
             Err(RunError::Timeout { program: name, after: inv.timeout })
         }
-        joined = wait => {
-            let io_err = |source| RunError::Io { program: name, source };
-            joined
-                .map_err(|e| io_err(std::io::Error::other(e)))?
-                .map_err(io_err)
-        }
+        reaped = reap(handle, pid) => reaped.map_err(|source| RunError::Io { program: name, source }),
     }
+}
+
+/// Reaps a child that is about to exit. Its pidfd turns readable once it can be reaped,
+/// an event the runtime's poller already waits for; without pidfds (an older kernel), a
+/// blocking-pool thread waits for it instead.
+async fn reap(handle: &Arc<duct::Handle>, pid: Option<u32>) -> std::io::Result<Option<i32>> {
+    if let Some(exit) = pid.and_then(exit_watch)
+        && exit.readable().await.is_ok()
+        && let Some(output) = handle.try_wait()?
+    {
+        return Ok(output.status.code());
+    }
+    let waiter = Arc::clone(handle);
+    tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
+/// The child's pidfd, registered with the runtime's poller; `None` where pidfds are not
+/// available.
+fn exit_watch(pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+    let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK).ok()?;
+    // Deprecated as unsound for a `T` whose raw descriptor could change or close while
+    // registered; an `OwnedFd` owned by the `AsyncFd` cannot.
+    #[allow(deprecated)]
+    tokio::io::unix::AsyncFd::with_interest(fd, tokio::io::Interest::READABLE).ok()
 }
 
 /// A started child whose call may still be dropped before it ended (a request abandoned
@@ -474,6 +494,23 @@ mod tests {
         assert_eq!(done.sink.bytes, b"ok");
         assert_eq!(done.stderr.len(), crate::process::STDERR_CAP);
         assert!(done.stderr_truncated);
+    }
+
+    #[tokio::test]
+    async fn a_child_that_closes_its_pipes_and_lingers_is_reaped_with_its_code() {
+        let cancel = CancellationToken::new();
+        let done = program("/usr/bin/env")
+            .args([
+                "python3",
+                "-c",
+                "import os,sys,time; sys.stdout.write('out'); sys.stdout.flush(); \
+                 os.close(1); os.close(2); time.sleep(0.3); sys.exit(7)",
+            ])
+            .capture(1024, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(done.code, Some(7));
+        assert_eq!(done.sink.bytes, b"out");
     }
 
     #[tokio::test]
