@@ -44,7 +44,7 @@ const CHUNK: usize = 64 * 1024;
 /// The first read's buffer. Most children print less, or print it in the 4 KiB pieces of
 /// stdio buffering; one that fills it gets a buffer twice as large, up to [`CHUNK`].
 const FIRST_CHUNK: usize = 8 * 1024;
-/// Stderr is read in pieces this large, from a buffer inside the call's future.
+/// Stderr is read in pieces this large (it is mostly empty).
 const ERR_CHUNK: usize = 2 * 1024;
 
 pub(super) async fn run<S: Sink>(
@@ -110,7 +110,8 @@ async fn run_within<S: Sink>(
 
     let deadline = tokio::time::Instant::now() + inv.timeout;
     let mut out_buf: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
-    let mut err_buf = [0u8; ERR_CHUNK];
+    // On the heap: the call's future is moved on the stack in unoptimized builds.
+    let mut err_buf = vec![0u8; ERR_CHUNK];
     let mut stderr = Vec::new();
     let mut stderr_truncated = false;
     let (mut out_open, mut err_open) = (true, true);
