@@ -39,7 +39,13 @@ impl<S> Finished<S> {
     }
 }
 
+/// The largest read of a child's stdout: a pipe holds 64 KiB.
 const CHUNK: usize = 64 * 1024;
+/// The first read's buffer. Most children print less, or print it in the 4 KiB pieces of
+/// stdio buffering; one that fills it gets a buffer twice as large, up to [`CHUNK`].
+const FIRST_CHUNK: usize = 8 * 1024;
+/// Stderr is read in pieces this large (it is mostly empty).
+const ERR_CHUNK: usize = 2 * 1024;
 
 pub(super) async fn run<S: Sink>(
     inv: Invocation,
@@ -103,8 +109,9 @@ async fn run_within<S: Sink>(
     };
 
     let deadline = tokio::time::Instant::now() + inv.timeout;
-    let mut out_buf = vec![0u8; CHUNK];
-    let mut err_buf = vec![0u8; 8 * 1024];
+    let mut out_buf: Vec<u8> = Vec::with_capacity(FIRST_CHUNK);
+    // On the heap: the call's future is moved on the stack in unoptimized builds.
+    let mut err_buf = vec![0u8; ERR_CHUNK];
     let mut stderr = Vec::new();
     let mut stderr_truncated = false;
     let (mut out_open, mut err_open) = (true, true);
@@ -121,13 +128,16 @@ async fn run_within<S: Sink>(
                 kill(&handle, turn.take());
                 return Err(RunError::Timeout { program: name, after: inv.timeout });
             }
-            read = out.read(&mut out_buf), if out_open => {
+            // Into the buffer's spare room: nothing is zeroed first.
+            read = out.read_buf(&mut out_buf), if out_open => {
                 let n = read.map_err(io_err)?;
                 if n == 0 {
                     out_open = false;
-                } else if sink.accept(&out_buf[..n]) == Flow::Enough {
+                } else if sink.accept(&out_buf) == Flow::Enough {
                     stopped_early = true;
                     break;
+                } else {
+                    grow_or_clear(&mut out_buf);
                 }
             }
             read = err.read(&mut err_buf), if err_open => {
@@ -164,6 +174,17 @@ async fn run_within<S: Sink>(
     })
 }
 
+/// Empties `buf` for the next read, doubling it (up to [`CHUNK`]) when this read filled
+/// it: a child that writes fast is then read in fewer, larger pieces.
+fn grow_or_clear(buf: &mut Vec<u8>) {
+    let full = buf.len() == buf.capacity();
+    let capacity = buf.capacity();
+    buf.clear();
+    if full && capacity < CHUNK {
+        buf.reserve_exact((capacity * 2).min(CHUNK));
+    }
+}
+
 /// Waits for a child whose pipes are closed: it has exited or is about to, and the deadline
 /// still holds for one that closed its pipes and lingers.
 async fn wait_exit(
@@ -190,8 +211,6 @@ async fn wait_exit(
             }
         }
     }
-    let waiter = Arc::clone(handle);
-    let wait = tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()));
     tokio::select! {
         biased;
         _ = cancel.cancelled() => {
@@ -202,13 +221,35 @@ async fn wait_exit(
             kill_child(handle, pid, turn.take());
             Err(RunError::Timeout { program: name, after: inv.timeout })
         }
-        joined = wait => {
-            let io_err = |source| RunError::Io { program: name, source };
-            joined
-                .map_err(|e| io_err(std::io::Error::other(e)))?
-                .map_err(io_err)
-        }
+        reaped = reap(handle, pid) => reaped.map_err(|source| RunError::Io { program: name, source }),
     }
+}
+
+/// Reaps a child that is about to exit. Its pidfd turns readable once it can be reaped,
+/// an event the runtime's poller already waits for; without pidfds (an older kernel), a
+/// blocking-pool thread waits for it instead.
+async fn reap(handle: &Arc<duct::Handle>, pid: Option<u32>) -> std::io::Result<Option<i32>> {
+    if let Some(exit) = pid.and_then(exit_watch)
+        && exit.readable().await.is_ok()
+        && let Some(output) = handle.try_wait()?
+    {
+        return Ok(output.status.code());
+    }
+    let waiter = Arc::clone(handle);
+    tokio::task::spawn_blocking(move || waiter.wait().map(|o| o.status.code()))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
+/// The child's pidfd, registered with the runtime's poller; `None` where pidfds are not
+/// available.
+fn exit_watch(pid: u32) -> Option<tokio::io::unix::AsyncFd<OwnedFd>> {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+    let fd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK).ok()?;
+    // Deprecated as unsound for a `T` whose raw descriptor could change or close while
+    // registered; an `OwnedFd` owned by the `AsyncFd` cannot.
+    #[allow(deprecated)]
+    tokio::io::unix::AsyncFd::with_interest(fd, tokio::io::Interest::READABLE).ok()
 }
 
 /// A started child whose call may still be dropped before it ended (a request abandoned
@@ -454,6 +495,23 @@ mod tests {
         assert_eq!(done.sink.bytes, b"ok");
         assert_eq!(done.stderr.len(), crate::process::STDERR_CAP);
         assert!(done.stderr_truncated);
+    }
+
+    #[tokio::test]
+    async fn a_child_that_closes_its_pipes_and_lingers_is_reaped_with_its_code() {
+        let cancel = CancellationToken::new();
+        let done = program("/usr/bin/env")
+            .args([
+                "python3",
+                "-c",
+                "import os,sys,time; sys.stdout.write('out'); sys.stdout.flush(); \
+                 os.close(1); os.close(2); time.sleep(0.3); sys.exit(7)",
+            ])
+            .capture(1024, &cancel)
+            .await
+            .unwrap();
+        assert_eq!(done.code, Some(7));
+        assert_eq!(done.sink.bytes, b"out");
     }
 
     #[tokio::test]

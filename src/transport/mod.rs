@@ -11,5 +11,6 @@ pub mod opening;
 pub mod protocol;
 pub mod reply;
 pub mod server;
+pub mod stdin;
 
 pub use server::{Server, run_tool, settle, unknown_tool};

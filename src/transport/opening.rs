@@ -8,16 +8,17 @@
 //! handed to the serving loop untouched, as its first frame, so every answer is the one
 //! the loop gives.
 
-use std::io::{Cursor, Read, Write};
+use std::io::{Read, Write};
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use tokio::io::{AsyncRead, AsyncReadExt, BufReader, Chain, ReadBuf};
+use tokio::io::{AsyncRead, BufReader, ReadBuf};
 
 use super::dispatch::{Handler, Session};
 use super::framing::{Frame, FrameReader};
 use super::jsonrpc::{self, Incoming};
+use super::stdin::StdinFrames;
 use crate::config::Config;
 use crate::process::CancellationToken;
 
@@ -40,9 +41,8 @@ pub struct Opening {
 
 impl Opening {
     /// Stdin as the serving loop reads it: what was read ahead, then the rest.
-    pub fn input(&mut self) -> BufReader<Chain<Cursor<Vec<u8>>, tokio::io::Stdin>> {
-        let ahead = Cursor::new(std::mem::take(&mut self.rest));
-        BufReader::with_capacity(INPUT_BUFFER, AsyncReadExt::chain(ahead, tokio::io::stdin()))
+    pub fn input(&mut self) -> StdinFrames {
+        StdinFrames::start(std::mem::take(&mut self.rest), INPUT_BUFFER)
     }
 }
 
@@ -84,7 +84,7 @@ pub fn answer_first(config: &Arc<Config>) -> std::io::Result<Opening> {
 }
 
 /// Stdin read with blocking reads: never pending, so the frame reader needs no runtime.
-struct BlockingStdin;
+pub(super) struct BlockingStdin;
 
 impl AsyncRead for BlockingStdin {
     fn poll_read(
@@ -107,7 +107,7 @@ impl AsyncRead for BlockingStdin {
 }
 
 /// Drives a future whose reads all block to its end.
-fn block_on<F: Future>(future: F) -> F::Output {
+pub(super) fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
     loop {

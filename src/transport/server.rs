@@ -18,6 +18,7 @@ use super::guard;
 use super::jsonrpc::{self, Incoming};
 use super::opening::Opening;
 use super::reply::Reply;
+use super::stdin::StdinFrames;
 use crate::config::Config;
 use crate::error::code;
 use crate::observe::CallObserver;
@@ -60,46 +61,49 @@ impl Server {
     {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = tokio::spawn(write_lines(rx, output));
-        Server::serve_loop(config, observers, opening, input, tx, shutdown).await?;
+        let reader = FrameReader::new(input);
+        Server::serve_loop(config, observers, opening, reader, tx, shutdown).await?;
         let _ = writer.await;
         Ok(())
     }
 
-    /// [`Server::serve_opened`] answering on the process's stdout from a thread of its
-    /// own: an answer is written as soon as it is queued, where an async stdout would hand
-    /// each write to a blocking-pool thread and wake the writer again when it is done.
-    pub async fn serve_stdout<R>(
+    /// [`Server::serve_opened`] reading frames from `input` (stdin, read on a thread of
+    /// its own) and answering on the process's stdout from a thread of its own: an answer
+    /// is written as soon as it is queued, where an async stdout would hand each write to
+    /// a blocking-pool thread and wake the writer again when it is done.
+    ///
+    /// The loop runs as a task on a worker, not on the thread that drives the runtime: a
+    /// request's task then starts on the worker that read it, with no thread to wake.
+    pub async fn serve_stdout(
         config: Arc<Config>,
         observers: Vec<Arc<dyn CallObserver>>,
         opening: Opening,
-        input: R,
+        input: StdinFrames,
         shutdown: CancellationToken,
-    ) -> std::io::Result<()>
-    where
-        R: AsyncBufRead + Unpin,
-    {
+    ) -> std::io::Result<()> {
         let (tx, rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let writer = std::thread::Builder::new()
             .name("gitward-stdout".into())
             .spawn(move || write_stdout(rx))?;
-        let served = Server::serve_loop(config, observers, opening, input, tx, shutdown).await;
+        let served = tokio::spawn(Server::serve_loop(
+            config, observers, opening, input, tx, shutdown,
+        ))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
         // Every sender is gone: the thread ends once what is queued is written.
         let _ = tokio::task::spawn_blocking(move || writer.join()).await;
         served
     }
 
     /// Reads and answers requests; each answer is queued on `tx` as one line's bytes.
-    async fn serve_loop<R>(
+    async fn serve_loop<F: Frames>(
         config: Arc<Config>,
         observers: Vec<Arc<dyn CallObserver>>,
         opening: Opening,
-        input: R,
+        mut reader: F,
         tx: mpsc::UnboundedSender<Vec<u8>>,
         shutdown: CancellationToken,
-    ) -> std::io::Result<()>
-    where
-        R: AsyncBufRead + Unpin,
-    {
+    ) -> std::io::Result<()> {
         // Each line leaves room for its newline, so the writer never copies an answer.
         let send = move |reply: Reply| {
             let _ = tx.send(reply.into_bytes(1));
@@ -113,7 +117,6 @@ impl Server {
             session,
         ));
         let mut first = first;
-        let mut reader = FrameReader::new(input);
         let mut tasks = JoinSet::new();
         let inflight = guard::Inflight::new();
         loop {
@@ -174,6 +177,23 @@ impl Server {
         }
         while tasks.join_next().await.is_some() {}
         Ok(())
+    }
+}
+
+/// Where the serving loop takes its frames from.
+trait Frames {
+    fn next(&mut self) -> impl Future<Output = std::io::Result<Frame>>;
+}
+
+impl<R: AsyncBufRead + Unpin> Frames for FrameReader<R> {
+    fn next(&mut self) -> impl Future<Output = std::io::Result<Frame>> {
+        FrameReader::next(self)
+    }
+}
+
+impl Frames for StdinFrames {
+    fn next(&mut self) -> impl Future<Output = std::io::Result<Frame>> {
+        StdinFrames::next(self)
     }
 }
 
