@@ -34,10 +34,12 @@ pub enum Change {
     Put { mode: u32, content: Content },
 }
 
-/// A blob's bytes, or an object already in the database.
+/// A blob's bytes, an object already in the database, or a blob written earlier in the
+/// same run ([`Import::blob`]).
 pub enum Content {
     Bytes(Vec<u8>),
     Object(Oid),
+    Mark(Mark),
 }
 
 /// A commit to write, at a new ref.
@@ -208,6 +210,7 @@ impl Stream {
                             format!(":{}", mark.0)
                         }
                         Content::Object(oid) => oid.to_string(),
+                        Content::Mark(mark) => format!(":{}", mark.0),
                     };
                     format!("M {mode:o} {what} ")
                 }
@@ -288,6 +291,13 @@ impl<'g> Import<'g> {
     /// Whether the process runs already.
     pub fn started(&self) -> bool {
         matches!(self.run, Some(Run::Started(_)))
+    }
+
+    /// Writes a blob of `bytes` and hands it over at once; its object is told at the end.
+    pub fn blob(&mut self, bytes: Vec<u8>) -> Mark {
+        let mark = self.stream.blob(bytes);
+        self.hand_over();
+        mark
     }
 
     /// Writes `commit` (its inline blobs first) at its ref; its object and tree are told

@@ -319,7 +319,7 @@ async fn with_worktree(
         let (found, state, index) = tokio::join!(
             steps.time("refs", capture::refs(git, what.refs)),
             steps.time("state files", capture::state(git, &repo.git_dir)),
-            capture::index(git, repo, steps),
+            capture::index(git, &mut *import, steps),
         );
         let (head, refmap) = found?;
         captured["head"] = head;

@@ -66,10 +66,11 @@ pub fn index_mtime(repo: &Repo) -> Option<u64> {
     u64::try_from(since.as_nanos()).ok()
 }
 
-/// The index as read once: its bytes, its tree, and the private copy made when git had
-/// to write that tree (`None` when the cache tree served).
+/// The index as read once: its blob (handed to fast-import as soon as it was read), its
+/// tree, and the private copy made when git had to write that tree (`None` when the
+/// cache tree served).
 pub struct Index {
-    pub bytes: Option<Vec<u8>>,
+    pub blob: Option<Mark>,
     pub tree: Option<Oid>,
     pub copy: Option<IndexCopy>,
 }
@@ -78,23 +79,32 @@ pub struct Index {
 /// its tree. The tree is the cache tree's root when that is valid and git still has the
 /// tree (the condition on which `git write-tree` itself trusts it); otherwise git writes
 /// it from a private copy of the bytes read.
-pub async fn index(git: &Git<'_>, repo: &Repo, steps: &Steps) -> Result<Index, OpError> {
+pub async fn index(
+    git: &Git<'_>,
+    import: &mut Import<'_>,
+    steps: &Steps,
+) -> Result<Index, OpError> {
+    let repo = git.repo;
     let read = steps.time("index read", IndexRead::new(repo)).await?;
     let Some(bytes) = read.bytes.as_deref() else {
         return Ok(Index {
-            bytes: None,
+            blob: None,
             tree: None,
             copy: None,
         });
     };
-    if let Some(tree) = index_lookup::tree_of(bytes, repo.object_format) {
+    let cached = index_lookup::tree_of(bytes, repo.object_format);
+    // Handed over at once, fast-import compresses the blob while the rest is found out;
+    // the bytes stay here for a copy, should git have to write the tree.
+    let blob = Some(import.blob(bytes.to_vec()));
+    if let Some(tree) = cached {
         let asked = [tree.as_str().to_owned()];
         let found = steps
             .time("index tree", objects::sizes(git, &asked))
             .await?;
         if found.first().is_some_and(Option::is_some) {
             return Ok(Index {
-                bytes: read.bytes,
+                blob,
                 tree: Some(tree),
                 copy: None,
             });
@@ -105,7 +115,7 @@ pub async fn index(git: &Git<'_>, repo: &Repo, steps: &Steps) -> Result<Index, O
         .time("index tree", on_copy::write_tree(git, &copy))
         .await?;
     Ok(Index {
-        bytes: read.bytes,
+        blob,
         tree,
         copy: Some(copy),
     })
@@ -239,19 +249,25 @@ pub fn keep(
         mode: MODE_FILE,
         content: Content::Bytes(bytes),
     };
-    let (has_index_blob, index_tree) = match index {
-        Some(Index { bytes, tree, .. }) => {
-            let has_blob = bytes.is_some();
-            changes.extend(bytes.map(|b| ("index".to_owned(), blob(b))));
+    let (index_blob, index_tree) = match index {
+        Some(Index { blob, tree, .. }) => {
+            if let Some(mark) = blob {
+                let content = Content::Mark(mark);
+                let entry = Change::Put {
+                    mode: MODE_FILE,
+                    content,
+                };
+                changes.push(("index".to_owned(), entry));
+            }
             if let Some(tree) = &tree {
                 let content = Content::Object(tree.clone());
-                let tree_entry = Change::Put {
+                let entry = Change::Put {
                     mode: MODE_TREE,
                     content,
                 };
-                changes.push(("index-tree".to_owned(), tree_entry));
+                changes.push(("index-tree".to_owned(), entry));
             }
-            (Some(has_blob), tree)
+            (Some(blob), tree)
         }
         None => (None, None),
     };
@@ -261,7 +277,7 @@ pub fn keep(
             .into_iter()
             .map(|(rel, bytes)| (format!("state/{rel}"), blob(bytes))),
     );
-    let mut blobs = Vec::new().into_iter();
+    let mut blobs = Vec::new();
     if !changes.is_empty() {
         let marks = import.commit(NewCommit {
             ref_name: format!("{base}objects"),
@@ -269,9 +285,9 @@ pub fn keep(
             root: None,
             changes,
         });
-        blobs = marks.blobs.into_iter();
+        blobs = marks.blobs;
     }
-    let index = has_index_blob.map(|has| (has.then(|| blobs.next()).flatten(), index_tree));
+    let index = index_blob.map(|mark| (mark, index_tree));
     Ok(Kept {
         index,
         state: names.into_iter().zip(blobs).collect(),
