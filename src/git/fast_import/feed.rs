@@ -58,7 +58,9 @@ impl Feed {
             tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(write)).map_err(failed)?;
         let run = cmd.stdin_pipe(OwnedFd::from(read)).capture(cap);
         let (pieces, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        let task = tokio::spawn(async move {
+        // The child is started by the task, in the caller's lane (background work stays
+        // background).
+        let task = tokio::spawn(crate::process::priority::same_lane(async move {
             let mut fed = Fed {
                 run: Box::pin(run),
                 stdin: Some(write),
@@ -79,7 +81,7 @@ impl Feed {
             let (outcome, ()) = tokio::join!(&mut fed.run, feed);
             drop(turn);
             outcome
-        });
+        }));
         Ok(Feed {
             pieces: Some(pieces),
             task: Some(task),
