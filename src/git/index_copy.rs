@@ -49,25 +49,21 @@ const PREFIX: &str = "gitward-index-";
 /// A directory of the older naming (no process id) this old is surely abandoned.
 const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
-fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
-    static SWEPT: std::sync::Once = std::sync::Once::new();
-    SWEPT.call_once(|| sweep(&std::env::temp_dir()));
-    let failed = |e: std::io::Error| GitError::internal(format!("cannot copy the index: {e}"));
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("{PREFIX}{}-", std::process::id()))
-        .tempdir()
-        .map_err(failed)?;
-    let path = dir.path().join("index");
+fn failed(e: std::io::Error) -> GitError {
+    GitError::internal(format!("cannot copy the index: {e}"))
+}
+
+/// The index file opened without following a symlink, checked to be a regular file;
+/// `None` when there is none.
+fn open(source: &std::path::Path) -> Result<Option<(File, std::fs::Metadata)>, GitError> {
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
     let file = match std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits() as i32)
-        .open(&source)
+        .open(source)
     {
         Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(IndexCopy { _dir: dir, path });
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
             return Err(GitError::unsupported(
                 "the repository's index is a symbolic link, which gitward does not follow",
@@ -81,22 +77,111 @@ fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
             "the repository's index is not a regular file",
         ));
     }
+    Ok(Some((file, meta)))
+}
+
+fn too_large() -> GitError {
+    GitError::unsupported("the repository's index is larger than gitward reads")
+}
+
+/// A new private directory for one copy.
+fn private_dir() -> Result<tempfile::TempDir, GitError> {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep(&std::env::temp_dir()));
+    tempfile::Builder::new()
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
+        .tempdir()
+        .map_err(failed)
+}
+
+fn copy(source: PathBuf) -> Result<IndexCopy, GitError> {
+    let dir = private_dir()?;
+    let path = dir.path().join("index");
+    let Some((file, meta)) = open(&source)? else {
+        return Ok(IndexCopy { _dir: dir, path });
+    };
     let mut reader = file.take(MAX_INDEX + 1);
     let mut out = File::create_new(&path).map_err(failed)?;
     let copied = std::io::copy(&mut reader, &mut out).map_err(failed)?;
     if copied > MAX_INDEX {
-        return Err(GitError::unsupported(
-            "the repository's index is larger than gitward reads",
-        ));
+        return Err(too_large());
     }
+    finish(out, meta.modified().ok())?;
+    Ok(IndexCopy { _dir: dir, path })
+}
+
+/// Flushes a copy and gives it the index's modification time.
+fn finish(mut out: File, modified: Option<std::time::SystemTime>) -> Result<(), GitError> {
     out.flush().map_err(failed)?;
     // git trusts a cached stat only for entries older than the index file itself (racy
     // git); a copy stamped now would make a file changed within the index's last tick
     // look unchanged.
-    if let Ok(modified) = meta.modified() {
+    if let Some(modified) = modified {
         out.set_modified(modified).map_err(failed)?;
     }
-    Ok(IndexCopy { _dir: dir, path })
+    Ok(())
+}
+
+/// The index file read whole, once: its bytes (`None` when there is none) and its
+/// modification time.
+pub struct IndexRead {
+    pub bytes: Option<Vec<u8>>,
+    pub modified: Option<std::time::SystemTime>,
+}
+
+impl IndexRead {
+    /// No index.
+    pub fn none() -> IndexRead {
+        IndexRead {
+            bytes: None,
+            modified: None,
+        }
+    }
+
+    /// Reads `repo`'s index with the checks a copy makes. Blocking file work runs off the
+    /// async workers.
+    pub async fn new(repo: &Repo) -> Result<IndexRead, GitError> {
+        let source = repo.git_dir.join("index");
+        tokio::task::spawn_blocking(move || read(&source))
+            .await
+            .map_err(|e| GitError::internal(format!("index read stopped: {e}")))?
+    }
+}
+
+fn read(source: &std::path::Path) -> Result<IndexRead, GitError> {
+    let Some((file, meta)) = open(source)? else {
+        return Ok(IndexRead::none());
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_INDEX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    if bytes.len() as u64 > MAX_INDEX {
+        return Err(too_large());
+    }
+    Ok(IndexRead {
+        bytes: Some(bytes),
+        modified: meta.modified().ok(),
+    })
+}
+
+impl IndexCopy {
+    /// A copy of the index as `read` found it (no file when there was none).
+    pub async fn of(read: &IndexRead) -> Result<IndexCopy, GitError> {
+        let (bytes, modified) = (read.bytes.clone(), read.modified);
+        tokio::task::spawn_blocking(move || {
+            let dir = private_dir()?;
+            let path = dir.path().join("index");
+            if let Some(bytes) = bytes {
+                let mut out = File::create_new(&path).map_err(failed)?;
+                out.write_all(&bytes).map_err(failed)?;
+                finish(out, modified)?;
+            }
+            Ok(IndexCopy { _dir: dir, path })
+        })
+        .await
+        .map_err(|e| GitError::internal(format!("index copy stopped: {e}")))?
+    }
 }
 
 /// Removes the copies in `tmp` that a process of this user left behind when it was killed

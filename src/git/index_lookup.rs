@@ -41,6 +41,17 @@ pub fn tree(index: &Path, format: ObjectFormat) -> Option<Oid> {
     if plain { root } else { None }
 }
 
+/// [`tree`] of an index file's bytes, already read.
+pub fn tree_of(bytes: &[u8], format: ObjectFormat) -> Option<Oid> {
+    let mut plain = true;
+    let walked = index_file::walk(bytes, format, false, &mut |e| {
+        plain &= e.stage() == 0 && e.extended & INTENT_TO_ADD == 0;
+    })?;
+    walked
+        .tree
+        .filter(|_| plain && !walked.split && !walked.sparse)
+}
+
 /// Every entry of the index file at `index` to `visit`; the valid cache-tree root, if
 /// any. `None` for a missing or unreadable file, and for an index whose entries are not
 /// all in this file (split) or not all files (sparse).

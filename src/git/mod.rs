@@ -258,6 +258,12 @@ impl Command {
         self
     }
 
+    /// Feeds stdin from the pipe whose read end this is, written as the caller goes.
+    pub(in crate::git) fn stdin_pipe(mut self, read_end: std::os::fd::OwnedFd) -> Self {
+        self.inv = self.inv.stdin_pipe(read_end);
+        self
+    }
+
     pub fn env(mut self, name: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.inv = self.inv.env(name, value);
         self

@@ -64,7 +64,11 @@ async fn run_within<S: Sink>(
 ) -> Result<Finished<S>, RunError> {
     let name = inv.program.name();
     let started = Instant::now();
-    let stdin = inv.stdin.take();
+    let stdin = match (inv.stdin_pipe.take(), inv.stdin.take()) {
+        (Some(pipe), _) => Stdin::Pipe(pipe),
+        (None, Some(bytes)) => Stdin::Bytes(bytes),
+        (None, None) => Stdin::Null,
+    };
     let path = match (&inv.path, inv.program) {
         (Some(path), _) => path.as_path(),
         (None, Program::Git) => {
@@ -306,7 +310,14 @@ struct Spawned {
     err: pipe::Receiver,
 }
 
-fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawned, RunError> {
+/// What the child reads.
+enum Stdin {
+    Null,
+    Bytes(Vec<u8>),
+    Pipe(Arc<OwnedFd>),
+}
+
+fn spawn(inv: &Invocation, path: &Path, stdin: Stdin) -> Result<Spawned, RunError> {
     let name = inv.program.name();
     let spawn_err = |source| RunError::Spawn {
         program: name,
@@ -337,8 +348,14 @@ fn spawn(inv: &Invocation, path: &Path, stdin: Option<Vec<u8>>) -> Result<Spawne
             Ok(())
         });
     expr = match stdin {
-        Some(bytes) => expr.stdin_bytes(bytes),
-        None => expr.stdin_null(),
+        Stdin::Bytes(bytes) => expr.stdin_bytes(bytes),
+        Stdin::Pipe(pipe) => {
+            let read_end = Arc::try_unwrap(pipe)
+                .or_else(|shared| shared.try_clone())
+                .map_err(spawn_err)?;
+            expr.stdin_file(read_end)
+        }
+        Stdin::Null => expr.stdin_null(),
     };
     if let Some(dir) = &inv.dir {
         expr = expr.dir(dir);

@@ -1,8 +1,8 @@
 //! The one door through which gitward starts other programs.
 //!
 //! Every child is started here, and only here (`clippy.toml` forbids `Command::new`
-//! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed or
-//! fed from bytes; stdout and stderr drained concurrently so neither pipe can fill and
+//! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed,
+//! fed from bytes or from a pipe the caller writes; stdout and stderr drained concurrently so neither pipe can fill and
 //! deadlock the child; stdout handed to a [`Sink`] that may stop early; stderr capped; a
 //! deadline on every call; cancellation that kills the child's whole process group; and a
 //! bound on how many children run at once ([`limit`]).
@@ -40,6 +40,8 @@ pub struct Invocation {
     pub(crate) args: Vec<OsString>,
     pub(crate) dir: Option<PathBuf>,
     pub(crate) stdin: Option<Vec<u8>>,
+    /// The read end of a pipe the caller writes the child's input into, as it goes.
+    pub(crate) stdin_pipe: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     pub(crate) extra_env: Vec<(OsString, OsString)>,
     pub(crate) timeout: Duration,
     pub(crate) stderr_cap: usize,
@@ -55,6 +57,7 @@ impl Invocation {
             args: Vec::new(),
             dir: None,
             stdin: None,
+            stdin_pipe: None,
             extra_env: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
             stderr_cap: STDERR_CAP,
@@ -89,6 +92,15 @@ impl Invocation {
 
     pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
         self.stdin = Some(bytes);
+        self
+    }
+
+    /// Feeds the child from the pipe whose read end this is (instead of bytes); the child
+    /// sees the end of its input when the caller closes the write end. Our copy of the
+    /// read end is closed once the child has started, so a child that dies makes the
+    /// caller's writes fail instead of filling the pipe.
+    pub fn stdin_pipe(mut self, read_end: std::os::fd::OwnedFd) -> Self {
+        self.stdin_pipe = Some(std::sync::Arc::new(read_end));
         self
     }
 

@@ -76,6 +76,18 @@ pub async fn background<F: Future>(foreground: Option<Foreground>, work: F) -> F
     LANE.scope(foreground, work).await
 }
 
+/// `work`, to be run by a task the calling task spawns, in the caller's lane: children it
+/// starts give way and are niced exactly as the caller's would be.
+pub fn same_lane<F: Future>(work: F) -> impl Future<Output = F::Output> {
+    let lane = LANE.try_with(Clone::clone).ok();
+    async move {
+        match lane {
+            Some(foreground) => LANE.scope(foreground, work).await,
+            None => work.await,
+        }
+    }
+}
+
 fn in_background() -> bool {
     LANE.try_with(|_| ()).is_ok()
 }
@@ -115,6 +127,22 @@ pub(super) fn apply(cmd: &mut std::process::Command, niceness: i32) {
 mod tests {
     use super::*;
     use crate::process::{CancellationToken, Invocation, Program};
+
+    #[tokio::test]
+    async fn a_task_spawned_in_the_same_lane_stays_background() {
+        let carried = background(None, async {
+            tokio::spawn(same_lane(async { in_background() }))
+                .await
+                .unwrap()
+        })
+        .await;
+        assert!(carried);
+        let plain = background(None, async {
+            tokio::spawn(async { in_background() }).await.unwrap()
+        })
+        .await;
+        assert!(!plain, "task-locals do not follow a spawn on their own");
+    }
 
     /// The scheduling of a process from its `/proc/<pid>/stat`: field 19, the niceness,
     /// and field 41, the policy.

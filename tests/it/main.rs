@@ -19,6 +19,7 @@ mod common;
 mod conflict;
 mod diff_text;
 mod exec_capture;
+mod exec_capture_import;
 mod exec_capture_trees;
 mod exec_crash;
 mod exec_history;

@@ -29,7 +29,7 @@ mod steps;
 mod worktree;
 
 pub use steps::{Step, Steps};
-use worktree::Counter;
+use worktree::Planned;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -40,8 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
-use crate::git::fast_import::NewCommit;
-use crate::git::index_copy::IndexCopy;
+use crate::git::fast_import::{Import, Written};
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, GitError, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
@@ -185,14 +184,13 @@ pub async fn take_timed(
     steps: &Steps,
 ) -> Result<RestorePoint, RestoreError> {
     let Capture {
-        refs,
         preview_id,
         operation_type,
         ..
     } = *what;
     let git = Git::new(repo, cancel);
     let id = new_id(now);
-    // Read before the index is copied, so the time is never newer than the bytes kept.
+    // Read before the index is, so the time is never newer than the bytes kept.
     let index_mtime = capture::index_mtime(repo);
     let mut captured = json!({
         "head": null,
@@ -202,44 +200,50 @@ pub async fn take_timed(
         "state": null,
         "indexMtimeNs": index_mtime,
     });
-    let (worktree, skipped) = match repo.worktree.as_deref() {
-        Some(top) => {
-            let (planned, skipped) =
-                with_worktree(&git, repo, top, &id, what, &mut captured, steps).await?;
-            (Some(planned), skipped)
-        }
-        None => {
-            let (found, state) = tokio::join!(
-                capture::refs(&git, refs),
-                capture::state(&git, &repo.git_dir)
-            );
-            let (head, refmap) = found?;
-            (captured["head"], captured["refs"]) = (head, json!(refmap));
-            captured["state"] = state?;
-            (None, Vec::new())
+    // With a worktree, fast-import starts now and is handed the point's refs and objects
+    // while the worktree is listed, leaving only the worktree commit for after it. Until
+    // it finishes no ref moves: a failure before then leaves nothing behind.
+    let mut import = Import::new(&git, now.as_second(), repo.worktree.is_some());
+    let prepared = prepare(&git, &mut import, &id, what, &mut captured, steps).await;
+    let (kept, worktree, skipped) = match prepared {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            import.abandon().await;
+            return Err(e);
         }
     };
-    let (commit, counter) = worktree.unzip();
-    let when = now.as_second();
-    let pinned = steps
-        .time(
-            "commit and refs",
-            capture::pin(&git, &id, &captured, commit, when),
-        )
-        .await;
-    let pinned = match pinned {
-        Ok(pinned) => pinned,
+    let (counter, marks) = match worktree {
+        Some(planned) => {
+            let marks = import.commit(planned.commit);
+            (Some(planned.counter), Some(marks))
+        }
+        None => (None, None),
+    };
+    let written = steps.time("commit and refs", import.finish()).await;
+    let pinned = match written {
+        Ok(written) => finish_refs(&git, &mut captured, kept, &written)
+            .await
+            .map(|()| written),
+        Err(e) => Err(e.into()),
+    };
+    let written = match pinned {
+        Ok(written) => written,
         Err(e) => {
             // Whatever refs were made before the failure go with it.
             let _ = delete_refs(&git, &id).await;
             return Err(e.into());
         }
     };
-    if let (Some(counter), Some((commit, tree))) = (counter, &pinned.worktree) {
+    if let (Some(counter), Some(marks)) = (counter, marks) {
+        let blobs = marks
+            .blobs
+            .iter()
+            .map(|m| written.object(*m))
+            .collect::<Result<Vec<_>, _>>()?;
         captured["worktree"] = json!({
-            "commit": commit.as_str(),
-            "tree": tree.as_str(),
-            "hashed": counter.hashed(&pinned.blobs),
+            "commit": written.object(marks.commit)?.as_str(),
+            "tree": written.tree(marks.commit)?.as_str(),
+            "hashed": counter.hashed(&blobs),
         });
     }
     let point = RestorePoint {
@@ -257,53 +261,92 @@ pub async fn take_timed(
     Ok(point)
 }
 
-/// The reads of a repository with a worktree, side by side: refs, state files, the index
-/// as it is, and the worktree's changes; the worktree commit is planned once the index
-/// tree and the changes are known. Fills `captured` and returns the commit to write.
+/// Everything of the point but the end of the fast-import run: HEAD, refs, state files,
+/// and with a worktree the index and the worktree commit (returned with what tells how
+/// many files it stores).
+async fn prepare(
+    git: &Git<'_>,
+    import: &mut Import<'_>,
+    id: &str,
+    what: &Capture<'_>,
+    captured: &mut Value,
+    steps: &Steps,
+) -> Result<(capture::Kept, Option<Planned>, Vec<Value>), RestoreError> {
+    let repo = git.repo;
+    if let Some(top) = repo.worktree.as_deref() {
+        let (kept, planned, skipped) =
+            with_worktree(git, import, top, id, what, captured, steps).await?;
+        return Ok((kept, Some(planned), skipped));
+    }
+    let (found, state) = tokio::join!(
+        capture::refs(git, what.refs),
+        capture::state(git, &repo.git_dir)
+    );
+    let (head, refmap) = found?;
+    (captured["head"], captured["refs"]) = (head, json!(refmap));
+    let kept = capture::keep(import, id, captured, None, state?)?;
+    Ok((kept, None, Vec::new()))
+}
+
+/// Reads back what fast-import wrote for `kept` into `captured`, and creates the refs it
+/// does not (tags and other refs that may name any object).
+async fn finish_refs(
+    git: &Git<'_>,
+    captured: &mut Value,
+    kept: capture::Kept,
+    written: &Written,
+) -> Result<(), OpError> {
+    capture::fill(captured, &kept, written)?;
+    kept.others.commit(git, None).await?;
+    Ok(())
+}
+
+/// The reads of a repository with a worktree, side by side: refs, state files and the
+/// index, handed to `import` as soon as they are known, beside the listing of the
+/// worktree's changes; the worktree commit is planned once the index tree and the
+/// changes are known. Fills `captured` with HEAD and the refs.
 async fn with_worktree(
     git: &Git<'_>,
-    repo: &Repo,
+    import: &mut Import<'_>,
     top: &std::path::Path,
     id: &str,
     what: &Capture<'_>,
     captured: &mut Value,
     steps: &Steps,
-) -> Result<((NewCommit, Counter), Vec<Value>), RestoreError> {
-    // The index copy is made beside the worktree scan, not before it.
-    let stored = async {
-        let copy = steps.time("index copy", IndexCopy::new(repo)).await?;
-        let ix = capture::index(git, repo, &copy, steps).await?;
-        Ok::<_, OpError>((copy, ix))
+) -> Result<(capture::Kept, Planned, Vec<Value>), RestoreError> {
+    let repo = git.repo;
+    let known = async {
+        let (found, state, index) = tokio::join!(
+            steps.time("refs", capture::refs(git, what.refs)),
+            steps.time("state files", capture::state(git, &repo.git_dir)),
+            capture::index(git, &mut *import, steps),
+        );
+        let (head, refmap) = found?;
+        captured["head"] = head;
+        captured["refs"] = json!(refmap);
+        let mut index = index?;
+        let (tree, copy) = (index.tree.clone(), index.copy.take());
+        let kept = capture::keep(import, id, captured, Some(index), state?)?;
+        Ok::<_, OpError>((kept, tree, copy))
     };
-    let (found, state, stored, listed) = tokio::join!(
-        steps.time("refs", capture::refs(git, what.refs)),
-        steps.time("state files", capture::state(git, &repo.git_dir)),
-        stored,
-        worktree::changes(git, top, what.caps, steps),
-    );
-    let (copy, ix) = stored?;
+    let (known, listed) = tokio::join!(known, worktree::changes(git, top, what.caps, steps));
+    let (kept, tree, copy) = known?;
     let commit = (
         format!("{}worktree", ref_base(id)),
         format!("gitward restore point {id}: worktree\n"),
     );
     let (planned, skipped) = worktree::plan(
         git,
-        repo,
-        &copy,
+        copy,
         top,
         listed?,
-        ix["tree"].as_str(),
+        tree.as_ref(),
         what.caps,
         commit,
         steps,
     )
     .await?;
-    let (head, refmap) = found?;
-    captured["head"] = head;
-    captured["refs"] = json!(refmap);
-    captured["index"] = ix;
-    captured["state"] = state?;
-    Ok(((planned.commit, planned.counter), skipped))
+    Ok((kept, planned, skipped))
 }
 
 fn ref_names(captured: &Value) -> Vec<String> {

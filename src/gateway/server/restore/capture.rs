@@ -3,9 +3,9 @@
 //! that keep all of it (and the worktree commit) reachable.
 //!
 //! Everything runs through the read door (`Git::cmd`): hooks, fsmonitor and the
-//! repository's filter drivers never run here, and file contents are stored raw
-//! (`hash-object --no-filters`), so what is captured is the bytes on disk — which is what
-//! a restore must put back.
+//! repository's filter drivers never run here, and file contents are stored raw (given
+//! to fast-import as they are, as `hash-object --no-filters` would store them), so what is
+//! captured is the bytes on disk — which is what a restore must put back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,12 @@ use serde_json::{Map, Value, json};
 
 use super::files::MODE_FILE;
 use super::{Steps, ref_base};
-use crate::git::fast_import::{self, Change, Content, NewCommit};
-use crate::git::index_copy::IndexCopy;
+use crate::git::fast_import::{Change, Content, Import, Mark, NewCommit, Written};
+use crate::git::index_copy::{IndexCopy, IndexRead};
 use crate::git::ref_file::{self, RefValue};
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, ObjectFormat, Oid, Repo};
-use crate::git::{objects, on_copy, refs};
+use crate::git::{index_lookup, objects, on_copy, refs};
 use crate::operation::OpError;
 use crate::operation::intent::{Found, read_ref};
 
@@ -66,42 +66,67 @@ pub fn index_mtime(repo: &Repo) -> Option<u64> {
     u64::try_from(since.as_nanos()).ok()
 }
 
-/// The index file as a blob (conflict stages and flags included) and, when it has no
-/// conflicts, its tree.
-pub async fn index(
-    git: &Git<'_>,
-    repo: &Repo,
-    copy: &IndexCopy,
-    steps: &Steps,
-) -> Result<Value, OpError> {
-    if std::fs::symlink_metadata(repo.git_dir.join("index")).is_err() {
-        return Ok(json!({"blob": null, "tree": null}));
-    }
-    // In this order: `write-tree` rewrites the copy with its cached trees.
-    let blob = steps
-        .time(
-            "index blob",
-            objects::store_file(git, copy.path().as_os_str()),
-        )
-        .await?;
-    let tree = steps
-        .time("index tree", on_copy::write_tree(git, copy))
-        .await?;
-    Ok(json!({"blob": blob.as_str(), "tree": tree.as_ref().map(Oid::as_str)}))
+/// The index as read once: its blob (handed to fast-import as soon as it was read), its
+/// tree, and the private copy made when git had to write that tree (`None` when the
+/// cache tree served).
+pub struct Index {
+    pub blob: Option<Mark>,
+    pub tree: Option<Oid>,
+    pub copy: Option<IndexCopy>,
 }
 
-/// The state files present in the git directory, each stored as a blob: `{relpath: oid}`.
-pub async fn state(git: &Git<'_>, git_dir: &Path) -> Result<Value, OpError> {
-    let dir = git_dir.to_owned();
-    let found = crate::safe_file::off_thread(git.cancel(), move || state_files(&dir))
-        .await
-        .map_err(|e| OpError::Internal(e.to_string()))?;
-    let mut map = Map::new();
-    for (rel, bytes) in found {
-        let oid = objects::store_bytes(git, bytes).await?;
-        map.insert(rel, json!(oid.as_str()));
+/// The index file (conflict stages and flags included) and, when it has no conflicts,
+/// its tree. The tree is the cache tree's root when that is valid and git still has the
+/// tree (the condition on which `git write-tree` itself trusts it); otherwise git writes
+/// it from a private copy of the bytes read.
+pub async fn index(
+    git: &Git<'_>,
+    import: &mut Import<'_>,
+    steps: &Steps,
+) -> Result<Index, OpError> {
+    let repo = git.repo;
+    let read = steps.time("index read", IndexRead::new(repo)).await?;
+    let Some(bytes) = read.bytes.as_deref() else {
+        return Ok(Index {
+            blob: None,
+            tree: None,
+            copy: None,
+        });
+    };
+    let cached = index_lookup::tree_of(bytes, repo.object_format);
+    // Handed over at once, fast-import compresses the blob while the rest is found out;
+    // the bytes stay here for a copy, should git have to write the tree.
+    let blob = Some(import.blob(bytes.to_vec()));
+    if let Some(tree) = cached {
+        let asked = [tree.as_str().to_owned()];
+        let found = steps
+            .time("index tree", objects::sizes(git, &asked))
+            .await?;
+        if found.first().is_some_and(Option::is_some) {
+            return Ok(Index {
+                blob,
+                tree: Some(tree),
+                copy: None,
+            });
+        }
     }
-    Ok(Value::Object(map))
+    let copy = IndexCopy::of(&read).await?;
+    let tree = steps
+        .time("index tree", on_copy::write_tree(git, &copy))
+        .await?;
+    Ok(Index {
+        blob,
+        tree,
+        copy: Some(copy),
+    })
+}
+
+/// The state files present in the git directory, each with its bytes.
+pub async fn state(git: &Git<'_>, git_dir: &Path) -> Result<Vec<(String, Vec<u8>)>, OpError> {
+    let dir = git_dir.to_owned();
+    crate::safe_file::off_thread(git.cancel(), move || state_files(&dir))
+        .await
+        .map_err(|e| OpError::Internal(e.to_string()))
 }
 
 fn state_files(git_dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -174,27 +199,28 @@ pub async fn refs(
     Ok((head_json, map))
 }
 
-/// The worktree commit and its tree, and the objects of its inline blobs, as
-/// [`pin`] wrote them.
-pub struct Pinned {
-    pub worktree: Option<(Oid, Oid)>,
-    pub blobs: Vec<Oid>,
+/// What [`keep`] gave fast-import, to be read back from what it wrote: the index blob
+/// and its tree, each state file's blob, and the refs fast-import does not create.
+pub struct Kept {
+    index: Option<(Option<Mark>, Option<Oid>)>,
+    state: Vec<(String, Mark)>,
+    pub others: Transaction,
 }
 
-/// Writes the worktree commit and keeps every object the point needs reachable, under
-/// `refs/gitward/restore/<id>/`: HEAD and each branch as refs to their commits, the
-/// worktree commit, and one commit whose tree holds the index file (`index`), its tree
-/// (`index-tree`) and git's state files (`state/…`). A ref straight at the index blob
-/// would make git read and hash the whole blob again to check it; a ref at a commit only
-/// parses the commit. Refs other than branches may name any object and are created in
-/// one transaction of their own.
-pub async fn pin(
-    git: &Git<'_>,
+/// Hands `import` what keeps the point's objects reachable under
+/// `refs/gitward/restore/<id>/`: HEAD and each branch as refs to their commits, and one
+/// commit (`objects`) whose tree holds the index file (`index`), its tree (`index-tree`)
+/// and git's state files (`state/…`). A ref straight at the index blob would make git
+/// read and hash the whole blob again to check it; a ref at a commit only parses the
+/// commit. Refs other than branches may name any object: they are left in
+/// [`Kept::others`], for one transaction of their own once fast-import is done.
+pub fn keep(
+    import: &mut Import<'_>,
     id: &str,
     captured: &Value,
-    worktree: Option<NewCommit>,
-    when: i64,
-) -> Result<Pinned, OpError> {
+    index: Option<Index>,
+    state: Vec<(String, Vec<u8>)>,
+) -> Result<Kept, OpError> {
     let base = ref_base(id);
     let oid = |v: &Value| {
         v.as_str()
@@ -203,15 +229,14 @@ pub async fn pin(
             })
             .transpose()
     };
-    let mut commits_at: Vec<(String, Oid)> = Vec::new();
     let mut others = Transaction::new();
     if let Some(head) = oid(&captured["head"]["oid"])? {
-        commits_at.push((format!("{base}HEAD"), head));
+        import.reset(&format!("{base}HEAD"), &head);
     }
     for (name, value) in captured["refs"].as_object().into_iter().flatten() {
         match oid(value)? {
             Some(at) if name.starts_with("refs/heads/") => {
-                commits_at.push((format!("{base}{name}"), at));
+                import.reset(&format!("{base}{name}"), &at);
             }
             Some(at) => {
                 others.create(&format!("{base}{name}"), at.as_str());
@@ -219,38 +244,71 @@ pub async fn pin(
             None => {}
         }
     }
-    let mut kept: Vec<(String, Change)> = Vec::new();
-    let mut keep = |path: String, mode: u32, value: &Value| -> Result<(), OpError> {
-        if let Some(at) = oid(value)? {
-            let content = Content::Object(at);
-            kept.push((path, Change::Put { mode, content }));
-        }
-        Ok(())
+    let mut changes: Vec<(String, Change)> = Vec::new();
+    let blob = |bytes| Change::Put {
+        mode: MODE_FILE,
+        content: Content::Bytes(bytes),
     };
-    keep("index".into(), MODE_FILE, &captured["index"]["blob"])?;
-    keep("index-tree".into(), MODE_TREE, &captured["index"]["tree"])?;
-    for (rel, value) in captured["state"].as_object().into_iter().flatten() {
-        keep(format!("state/{rel}"), MODE_FILE, value)?;
-    }
-    let has_worktree = worktree.is_some();
-    let mut commits: Vec<NewCommit> = worktree.into_iter().collect();
-    if !kept.is_empty() {
-        commits.push(NewCommit {
+    let (index_blob, index_tree) = match index {
+        Some(Index { blob, tree, .. }) => {
+            if let Some(mark) = blob {
+                let content = Content::Mark(mark);
+                let entry = Change::Put {
+                    mode: MODE_FILE,
+                    content,
+                };
+                changes.push(("index".to_owned(), entry));
+            }
+            if let Some(tree) = &tree {
+                let content = Content::Object(tree.clone());
+                let entry = Change::Put {
+                    mode: MODE_TREE,
+                    content,
+                };
+                changes.push(("index-tree".to_owned(), entry));
+            }
+            (Some(blob), tree)
+        }
+        None => (None, None),
+    };
+    let names: Vec<String> = state.iter().map(|(rel, _)| rel.clone()).collect();
+    changes.extend(
+        state
+            .into_iter()
+            .map(|(rel, bytes)| (format!("state/{rel}"), blob(bytes))),
+    );
+    let mut blobs = Vec::new();
+    if !changes.is_empty() {
+        let marks = import.commit(NewCommit {
             ref_name: format!("{base}objects"),
             message: format!("gitward restore point {id}: index and state files\n"),
             root: None,
-            changes: kept,
+            changes,
+        });
+        blobs = marks.blobs;
+    }
+    let index = index_blob.map(|mark| (mark, index_tree));
+    Ok(Kept {
+        index,
+        state: names.into_iter().zip(blobs).collect(),
+        others,
+    })
+}
+
+/// Fills `captured` with what fast-import wrote for `kept`: the index blob and its tree,
+/// and each state file's blob.
+pub fn fill(captured: &mut Value, kept: &Kept, written: &Written) -> Result<(), OpError> {
+    if let Some((blob, tree)) = &kept.index {
+        let blob = blob.map(|m| written.object(m)).transpose()?;
+        captured["index"] = json!({
+            "blob": blob.as_ref().map(Oid::as_str),
+            "tree": tree.as_ref().map(Oid::as_str),
         });
     }
-    let mut pinned = Pinned {
-        worktree: None,
-        blobs: Vec::new(),
-    };
-    if !commits.is_empty() || !commits_at.is_empty() {
-        let written = fast_import::run(git, &commits, &commits_at, when).await?;
-        pinned.worktree = written.commits.first().filter(|_| has_worktree).cloned();
-        pinned.blobs = written.blobs;
+    let mut map = Map::new();
+    for (rel, mark) in &kept.state {
+        map.insert(rel.clone(), json!(written.object(*mark)?.as_str()));
     }
-    others.commit(git, None).await?;
-    Ok(pinned)
+    captured["state"] = Value::Object(map);
+    Ok(())
 }

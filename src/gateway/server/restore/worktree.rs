@@ -20,7 +20,7 @@ use super::capture::zero;
 use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
 use super::{Caps, Steps};
 use crate::git::fast_import::{Change, Content, NewCommit};
-use crate::git::index_copy::IndexCopy;
+use crate::git::index_copy::{IndexCopy, IndexRead};
 use crate::git::{Git, Oid, Repo};
 use crate::git::{objects, on_copy};
 use crate::operation::OpError;
@@ -268,25 +268,23 @@ impl Counter {
 
 /// The worktree commit, at `ref_name` with `message`: the index's tree (`index_tree`)
 /// with `listed` applied. Files go to fast-import inline when they may; otherwise git
-/// hashes them first and, when the index has no tree, enters them in `copy` and writes
-/// its tree.
+/// hashes them first and, when the index has no tree, enters them in `copy` (a private
+/// copy of the index, made empty when there is none) and writes its tree.
 #[allow(clippy::too_many_arguments)]
 pub async fn plan(
     git: &Git<'_>,
-    repo: &Repo,
-    copy: &IndexCopy,
+    copy: Option<IndexCopy>,
     top: &Path,
     mut listed: Listed,
-    index_tree: Option<&str>,
+    index_tree: Option<&Oid>,
     caps: &Caps,
     (ref_name, message): (String, String),
     steps: &Steps,
 ) -> Result<(Planned, Vec<Value>), OpError> {
-    let root = index_tree.and_then(Oid::parse);
     let mut commit = NewCommit {
         ref_name,
         message,
-        root,
+        root: index_tree.cloned(),
         changes: Vec::new(),
     };
     if commit.root.is_some()
@@ -314,12 +312,16 @@ pub async fn plan(
         stored: puts.len(),
     };
     if commit.root.is_none() {
-        let info = index_info(repo, &listed.removed, &puts);
+        let copy = match copy {
+            Some(copy) => copy,
+            None => IndexCopy::of(&IndexRead::none()).await?,
+        };
+        let info = index_info(git.repo, &listed.removed, &puts);
         steps
-            .time("enter changes", on_copy::enter(git, copy, info))
+            .time("enter changes", on_copy::enter(git, &copy, info))
             .await?;
         let tree = steps
-            .time("worktree tree", on_copy::write_tree(git, copy))
+            .time("worktree tree", on_copy::write_tree(git, &copy))
             .await?
             .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?;
         commit.root = Some(tree);
