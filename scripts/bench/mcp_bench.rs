@@ -38,6 +38,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[path = "mcp_bench/direct.rs"]
+mod direct;
+use direct::Direct;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -104,8 +108,12 @@ impl Peer {
     }
 
     fn ask(&mut self, message: &Value) -> Result<Value, String> {
-        let mut line = message.to_string();
-        line.push('\n');
+        parse(&self.exchange(&line_of(message))?)
+    }
+
+    /// Writes one request line and reads its answer line: all a timed call covers. Building
+    /// the request and parsing the answer are the client's work, done outside the clock.
+    fn exchange(&mut self, line: &str) -> Result<String, String> {
         self.stdin
             .write_all(line.as_bytes())
             .map_err(|e| e.to_string())?;
@@ -118,7 +126,7 @@ impl Peer {
         {
             return Err("server closed stdout".into());
         }
-        serde_json::from_str(&reply).map_err(|e| format!("{e}: {reply}"))
+        Ok(reply)
     }
 
     fn stop(mut self) {
@@ -134,99 +142,21 @@ fn meta() -> Value {
     })
 }
 
+fn line_of(message: &Value) -> String {
+    let mut line = message.to_string();
+    line.push('\n');
+    line
+}
+
+fn parse(reply: &str) -> Result<Value, String> {
+    serde_json::from_str(reply).map_err(|e| format!("{e}: {reply}"))
+}
+
 fn tool_call(id: u32, tool: &str, arguments: &Value) -> Value {
     json!({
         "jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": { "_meta": meta(), "name": tool, "arguments": arguments },
     })
-}
-
-/// The plain-git side of a comparison.
-enum Direct {
-    Git(Vec<String>),
-    Replay {
-        repo: String,
-        onto: String,
-        pairs: Vec<(String, String)>,
-    },
-}
-
-impl Direct {
-    fn replay(repo: &str, onto: &str, file: &str) -> Result<Direct, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
-        let pairs = text
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                let mut words = l.split_whitespace();
-                match (words.next(), words.next()) {
-                    (Some(c), Some(p)) => Ok((c.to_owned(), p.to_owned())),
-                    _ => Err(format!("{file}: expected \"COMMIT PARENT\", got {l:?}")),
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Direct::Replay {
-            repo: repo.to_owned(),
-            onto: onto.to_owned(),
-            pairs,
-        })
-    }
-
-    /// Runs the git side once; its output is read through a pipe, as the server reads it.
-    fn run(&self) -> Result<(), String> {
-        match self {
-            Direct::Git(args) => {
-                let out = Command::new("git")
-                    .args(args)
-                    .stderr(Stdio::null())
-                    .output()
-                    .map_err(|e| format!("cannot start git: {e}"))?;
-                if !out.status.success() {
-                    return Err(format!("git {args:?} failed: {}", out.status));
-                }
-                Ok(())
-            }
-            Direct::Replay { repo, onto, pairs } => {
-                let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-                let objects = Command::new("git")
-                    .args([
-                        "-C",
-                        repo,
-                        "rev-parse",
-                        "--path-format=absolute",
-                        "--git-common-dir",
-                    ])
-                    .output()
-                    .map_err(|e| e.to_string())?;
-                let objects = format!(
-                    "{}/objects",
-                    String::from_utf8_lossy(&objects.stdout).trim()
-                );
-                let mut tree = onto.clone();
-                for (commit, parent) in pairs {
-                    let out = Command::new("git")
-                        .args(["-C", repo, "merge-tree", "--write-tree", "-z"])
-                        .arg(format!("--merge-base={parent}"))
-                        .args([&tree, commit])
-                        .env("GIT_OBJECT_DIRECTORY", scratch.path())
-                        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects)
-                        .stderr(Stdio::null())
-                        .output()
-                        .map_err(|e| format!("cannot start git: {e}"))?;
-                    if out.status.code() != Some(0) {
-                        return Err(format!("merge-tree of {commit} did not merge cleanly"));
-                    }
-                    let end = out
-                        .stdout
-                        .iter()
-                        .position(|b| *b == 0)
-                        .unwrap_or(out.stdout.len());
-                    tree = String::from_utf8_lossy(&out.stdout[..end]).into_owned();
-                }
-                Ok(())
-            }
-        }
-    }
 }
 
 fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result<(), String> {
@@ -241,9 +171,11 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
     for round in 0..rounds + 2 {
         let mut time_call = || -> Result<Duration, String> {
             id += 1;
+            let line = line_of(&tool_call(id, tool, &arguments));
             let started = Instant::now();
-            let reply = peer.ask(&tool_call(id, tool, &arguments))?;
+            let reply = peer.exchange(&line)?;
             let took = started.elapsed();
+            let reply = parse(&reply)?;
             if reply["result"]["isError"] != json!(false) {
                 return Err(format!("{tool} failed: {reply}"));
             }
@@ -264,9 +196,11 @@ fn vs(bin: &str, rounds: u32, tool: &str, args: &str, direct: &Direct) -> Result
         // A `ping` in the same round: reading a request and writing its answer, with no
         // tool, no git and no ledger, is the floor under every call's own cost.
         id += 1;
+        let line = line_of(&json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }));
         let started = Instant::now();
-        let pong = peer.ask(&json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }))?;
+        let pong = peer.exchange(&line)?;
         let ping = started.elapsed();
+        let pong = parse(&pong)?;
         if pong.get("result").is_none() {
             return Err(format!("ping failed: {pong}"));
         }
@@ -331,16 +265,18 @@ fn ab(bins: [&str; 2], rounds: u32, tool: &str, args: &str, direct: &Direct) -> 
         let mut took = [0.0; 3];
         for k in 0..3 {
             let who = (k + round as usize) % 3;
+            let line = line_of(&tool_call(id, tool, &arguments));
             let started = Instant::now();
-            if who == 2 {
-                direct.run()?;
-            } else {
-                let reply = peers[who].ask(&tool_call(id, tool, &arguments))?;
-                if reply["result"]["isError"] != json!(false) {
-                    return Err(format!("{tool} failed: {reply}"));
-                }
-            }
+            let reply = match who {
+                2 => direct.run().map(|()| None)?,
+                _ => Some(peers[who].exchange(&line)?),
+            };
             took[who] = started.elapsed().as_secs_f64() * 1000.0;
+            if let Some(reply) = reply.as_deref().map(parse).transpose()?
+                && reply["result"]["isError"] != json!(false)
+            {
+                return Err(format!("{tool} failed: {reply}"));
+            }
         }
         if round >= 2 {
             for (all, t) in times.iter_mut().zip(took) {
