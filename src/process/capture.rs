@@ -391,6 +391,11 @@ mod tests {
         Invocation::new(Program::Git).program_path(path)
     }
 
+    /// A child running a Python script, the one tool here that can misbehave on cue.
+    fn python(script: &str) -> Invocation {
+        program("/usr/bin/env").args(["python3", "-c", script])
+    }
+
     fn alive(pid: u32) -> bool {
         // A zombie still has a /proc entry; look at its state.
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -442,11 +447,7 @@ mod tests {
             }
             trigger.cancel();
         });
-        let err = program("/usr/bin/env")
-            .args(["python3", "-c", &script])
-            .capture(1024, &cancel)
-            .await
-            .unwrap_err();
+        let err = python(&script).capture(1024, &cancel).await.unwrap_err();
         assert!(matches!(err, RunError::Cancelled), "{err:?}");
         let pid: u32 = std::fs::read_to_string(pid_file.path())
             .unwrap()
@@ -469,9 +470,7 @@ mod tests {
             "import os,time; open('{}','w').write(str(os.getpid())); time.sleep(30)",
             pid_file.path().display()
         );
-        let call = program("/usr/bin/env")
-            .args(["python3", "-c", &script])
-            .capture(1024, &cancel);
+        let call = python(&script).capture(1024, &cancel);
         let watched = pid_file.path().to_owned();
         let started = async {
             while std::fs::metadata(&watched).map_or(0, |m| m.len()) == 0 {
@@ -499,12 +498,7 @@ mod tests {
     #[tokio::test]
     async fn stderr_is_capped_and_drained_without_deadlock() {
         let cancel = CancellationToken::new();
-        let done = program("/usr/bin/env")
-            .args([
-                "python3",
-                "-c",
-                "import sys; sys.stderr.write('e'*500000); sys.stdout.write('ok')",
-            ])
+        let done = python("import sys; sys.stderr.write('e'*500000); sys.stdout.write('ok')")
             .capture(1024, &cancel)
             .await
             .unwrap();
@@ -517,16 +511,13 @@ mod tests {
     #[tokio::test]
     async fn a_child_that_closes_its_pipes_and_lingers_is_reaped_with_its_code() {
         let cancel = CancellationToken::new();
-        let done = program("/usr/bin/env")
-            .args([
-                "python3",
-                "-c",
-                "import os,sys,time; sys.stdout.write('out'); sys.stdout.flush(); \
-                 os.close(1); os.close(2); time.sleep(0.3); sys.exit(7)",
-            ])
-            .capture(1024, &cancel)
-            .await
-            .unwrap();
+        let done = python(
+            "import os,sys,time; sys.stdout.write('out'); sys.stdout.flush(); \
+             os.close(1); os.close(2); time.sleep(0.3); sys.exit(7)",
+        )
+        .capture(1024, &cancel)
+        .await
+        .unwrap();
         assert_eq!(done.code, Some(7));
         assert_eq!(done.sink.bytes, b"out");
     }
@@ -534,12 +525,7 @@ mod tests {
     #[tokio::test]
     async fn exit_codes_and_stdin_bytes() {
         let cancel = CancellationToken::new();
-        let done = program("/usr/bin/env")
-            .args([
-                "python3",
-                "-c",
-                "import sys; sys.stdout.write(sys.stdin.read().upper()); sys.exit(3)",
-            ])
+        let done = python("import sys; sys.stdout.write(sys.stdin.read().upper()); sys.exit(3)")
             .stdin(b"hello".to_vec())
             .capture(1024, &cancel)
             .await

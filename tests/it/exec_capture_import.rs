@@ -6,14 +6,13 @@
 use std::path::Path;
 use std::time::Duration;
 
-use gitward::gateway::server::restore::{self, Caps, RestoreError};
+use gitward::gateway::server::restore::{Caps, RestoreError};
 use gitward::git::fast_import::{Change, Content, Import, NewCommit};
 use gitward::git::{Git, Oid};
 use gitward::operation::OpError;
-use jiff::Timestamp;
 
 use super::exec_ops::Rig;
-use super::exec_restore::open;
+use super::exec_restore::{open, try_take};
 
 /// `(loose objects, packs)` in the repository's object database.
 fn objects(repo: &Path) -> (usize, usize) {
@@ -56,20 +55,10 @@ async fn a_whole_cache_tree_is_the_index_tree_and_a_point_writes_one_pack_only()
     let index = std::fs::read(rig.repo.join(".git/index")).unwrap();
     let before = objects(&rig.repo);
     let mut store = rig.store();
-    let repo = open(&rig).await;
     let refs = ["refs/heads/main".to_owned()];
-    let point = restore::take(
-        &mut store,
-        &repo,
-        &rig.cancel,
-        &refs,
-        None,
-        Some("test"),
-        &Caps::default(),
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    let point = try_take(&rig, &mut store, &Caps::default(), &refs)
+        .await
+        .unwrap();
     let after = objects(&rig.repo);
     assert_eq!(after, (before.0, before.1 + 1), "no loose object, one pack");
     let captured = &point.captured;
@@ -105,25 +94,16 @@ async fn a_failure_after_the_import_started_moves_no_ref_and_records_nothing() {
         std::fs::write(many.join(format!("{i}")), b"").unwrap();
     }
     let mut store = rig.store();
-    let repo = open(&rig).await;
     let refs = ["refs/heads/main".to_owned()];
-    let err = restore::take(
-        &mut store,
-        &repo,
-        &rig.cancel,
-        &refs,
-        None,
-        Some("test"),
-        &Caps::default(),
-        Timestamp::now(),
-    )
-    .await
-    .unwrap_err();
+    let err = try_take(&rig, &mut store, &Caps::default(), &refs)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, RestoreError::Op(OpError::Unsupported(_))),
         "{err:?}"
     );
     assert_eq!(rig.git(&["for-each-ref", "refs/gitward/"]), "");
+    let repo = open(&rig).await;
     let points = store.all_restore_points(&repo.display()).unwrap();
     assert!(points.is_empty(), "no record");
     assert_eq!(leftovers(&rig.repo), Vec::<String>::new());

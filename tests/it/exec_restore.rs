@@ -95,8 +95,19 @@ pub async fn take(
     caps: &Caps,
     refs: &[String],
 ) -> restore::RestorePointId {
+    let point = try_take(rig, store, caps, refs).await.unwrap();
+    restore::RestorePointId(point.id)
+}
+
+/// Takes a restore point of `rig`'s repository as an execution would.
+pub async fn try_take(
+    rig: &Rig,
+    store: &mut Store,
+    caps: &Caps,
+    refs: &[String],
+) -> Result<RestorePoint, restore::RestoreError> {
     let repo = open(rig).await;
-    let point = restore::take(
+    restore::take(
         store,
         &repo,
         &rig.cancel,
@@ -107,8 +118,6 @@ pub async fn take(
         Timestamp::now(),
     )
     .await
-    .unwrap();
-    restore::RestorePointId(point.id)
 }
 
 /// A repository in the middle of a conflicted merge, with every other kind of change.
