@@ -4,8 +4,9 @@
 //! configuration — is seen: each answer equals what the same git prints.
 //!
 //! These need a git whose daemon works on this platform (git 2.55 and later on Linux):
-//! `GITWARD_TEST_FSMONITOR_GIT` names one, else `/opt/git-next/bin/git` is tried. Older
-//! gits (CI's among them) have no daemon on Linux, and then the test says so and skips.
+//! `GITWARD_TEST_FSMONITOR_GIT` names one, else the git on `PATH` and then
+//! `/opt/git-next/bin/git` (a git built from source) are tried. Older gits (CI's among
+//! them) have no daemon on Linux, and then the test says so and skips.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -26,6 +27,7 @@ fn capable_git() -> Option<PathBuf> {
             let candidates = std::env::var_os(GIT_VAR)
                 .map(PathBuf::from)
                 .into_iter()
+                .chain(which::which("git").ok())
                 .chain([PathBuf::from(FALLBACK)]);
             candidates.into_iter().find(|git| daemon_works(git))
         })
@@ -249,7 +251,7 @@ fn agrees(w: &World, server: &mut Server, step: &str) {
 fn repeated_status_is_reused_until_anything_git_sees_changes() {
     let Some(git) = capable_git() else {
         eprintln!(
-            "skipped: no git with a working fsmonitor daemon ({GIT_VAR} or {FALLBACK}); \
+            "skipped: no git with a working fsmonitor daemon ({GIT_VAR}, PATH or {FALLBACK}); \
              git before 2.55 has none on Linux"
         );
         return;
