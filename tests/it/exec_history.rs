@@ -332,13 +332,7 @@ async fn a_hard_reset_after_a_new_local_edit_is_stale_and_keeps_the_edit() {
         .unwrap();
     rig.fx
         .write(&rig.repo, "a.txt", "typed after the proposal\n");
-    rig.approve(&id);
-    let record = rig.run(&id).await;
-    assert_eq!(
-        record.result.as_ref().unwrap().failure,
-        Some(FailureKind::Stale),
-        "{record:?}"
-    );
+    rig.approve_and_run_stale(&id).await;
     assert_eq!(
         std::fs::read_to_string(rig.repo.join("a.txt")).unwrap(),
         "typed after the proposal\n"
@@ -501,12 +495,7 @@ async fn a_discard_after_the_file_changed_again_is_stale_and_a_refusal_writes_no
         .await
         .unwrap();
     rig.fx.write(&rig.repo, "a.txt", "edited again\n");
-    rig.approve(&id);
-    let record = rig.run(&id).await;
-    assert_eq!(
-        record.result.as_ref().unwrap().failure,
-        Some(FailureKind::Stale)
-    );
+    rig.approve_and_run_stale(&id).await;
     assert_eq!(
         std::fs::read_to_string(rig.repo.join("a.txt")).unwrap(),
         "edited again\n"

@@ -102,6 +102,19 @@ impl Rig {
         self.exec.run(id, &self.cancel).await.unwrap()
     }
 
+    /// Approves and runs a proposal whose pins moved after it was made: it must fail
+    /// `stale`.
+    pub async fn approve_and_run_stale(&self, id: &str) -> StatusRecord {
+        self.approve(id);
+        let record = self.run(id).await;
+        assert_eq!(
+            record.result.as_ref().unwrap().failure,
+            Some(FailureKind::Stale),
+            "{record:?}"
+        );
+        record
+    }
+
     /// Proposes, approves and runs.
     pub async fn execute(&self, op: &str, fields: Value) -> StatusRecord {
         let id = self.propose(op, fields).await.unwrap();

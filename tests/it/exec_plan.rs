@@ -3,7 +3,7 @@
 //! rolls the whole plan back to its pre-plan restore point, every byte, with per-step
 //! results; a pin of any step that moved fails `stale` before the first step.
 
-use gitward::gateway::api::{FailureKind, Status};
+use gitward::gateway::api::Status;
 use serde_json::{Value, json};
 
 use super::exec_history::{history, result, snapshot};
@@ -131,12 +131,7 @@ async fn a_plan_whose_later_step_moved_is_stale_before_the_first_step() {
         .unwrap();
     rig.git(&["branch", "-f", "side", "feature"]);
     let before = snapshot(&rig);
-    rig.approve(&id);
-    let record = rig.run(&id).await;
-    assert_eq!(
-        record.result.as_ref().unwrap().failure,
-        Some(FailureKind::Stale)
-    );
+    let record = rig.approve_and_run_stale(&id).await;
     let r = result(&record);
     assert_eq!(r["moved"][0]["what"], "step 2 sourceOid", "{r}");
     assert_eq!(snapshot(&rig), before);

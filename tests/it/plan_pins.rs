@@ -4,7 +4,6 @@
 //! moves after the read fails the plan `stale` naming each step that pinned it.
 
 use gitward::config::Config;
-use gitward::gateway::api::FailureKind;
 use gitward::operation::{Ctx, OpError, plan};
 use serde_json::{Value, json};
 
@@ -193,13 +192,7 @@ async fn stale_after(mover: impl FnOnce(&Rig), expected: &[&str]) {
         .unwrap();
     mover(&rig);
     let before = snapshot(&rig);
-    rig.approve(&id);
-    let record = rig.run(&id).await;
-    assert_eq!(
-        record.result.as_ref().unwrap().failure,
-        Some(FailureKind::Stale),
-        "{record:?}"
-    );
+    let record = rig.approve_and_run_stale(&id).await;
     let r = result(&record);
     assert_eq!(moved(&r), expected, "{r}");
     assert_eq!(snapshot(&rig), before);
