@@ -2,10 +2,11 @@
 //!
 //! Every child is started here, and only here (`clippy.toml` forbids `Command::new`
 //! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed,
-//! fed from bytes or from a pipe the caller writes; stdout and stderr drained concurrently so neither pipe can fill and
-//! deadlock the child; stdout handed to a [`Sink`] that may stop early; stderr capped; a
-//! deadline on every call; cancellation that kills the child's whole process group; and a
-//! bound on how many children run at once ([`limit`]).
+//! fed from bytes or from a pipe the caller writes; stdout and stderr drained
+//! concurrently so neither pipe can fill and deadlock the child; stdout handed to a
+//! [`Sink`] that may stop early; stderr capped; a deadline on every call; cancellation
+//! that kills the child's whole process group; and a bound on how many children run at
+//! once ([`limit`]).
 
 mod capture;
 pub mod env;
