@@ -138,8 +138,12 @@ struct Tail {
 
 /// Identity and length of the active file after our own last append: if it still
 /// matches, nobody else wrote and the tail need not be read back.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Cached {
+    /// Held open so that its inode number cannot pass to another file. Once another
+    /// writer has rotated the segment away and the oldest is deleted, ext4 gives the freed
+    /// number to the next segment it creates, which can reach this very length too.
+    _held: File,
     dev: u64,
     ino: u64,
     len: u64,
@@ -334,6 +338,7 @@ impl Ledger {
         }
         let meta = file.metadata()?;
         self.cached = Some(Cached {
+            _held: file,
             dev: meta.dev(),
             ino: meta.ino(),
             len: meta.len(),

@@ -135,3 +135,35 @@ fn oversized_summaries_are_shortened_to_fit() {
     )
     .unwrap();
 }
+
+#[test]
+fn a_cached_tail_is_not_trusted_once_another_writer_rotated_its_segment_away() {
+    // ext4 hands a deleted file's inode number to the next file created, so after
+    // another writer's rotations a new segment can carry the number and the length
+    // that this writer remembers of its own last append.
+    let dir = tempfile::tempdir().unwrap();
+    let mut ours = ledger(dir.path(), false, 2000);
+    let mut theirs = ledger(dir.path(), false, 2000);
+    let entry = |i: u32| Entry::now().with("tool", format!("t{i:04}"));
+    // Three-digit sequences from here on, so equal line counts make equal lengths.
+    for i in 0..100 {
+        theirs.append(entry(i)).unwrap();
+    }
+    ours.append(entry(100)).unwrap();
+    let remembered = ours.cached.as_ref().map(|c| (c.ino, c.len)).unwrap();
+    let path = ours.path().to_owned();
+    for i in 101..400 {
+        theirs.append(entry(i)).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        if (meta.ino(), meta.len()) == remembered {
+            break;
+        }
+    }
+    ours.append(entry(400)).unwrap();
+    let report = crate::audit::verify_audit_ledger(&path, &[], false).unwrap();
+    assert_eq!(report.breaks, 0);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["tool"], "t0400");
+    assert_eq!(report.last_sequence, last["sequence"].as_u64());
+}
