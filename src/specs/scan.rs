@@ -34,18 +34,22 @@ impl Change {
         }
     }
 
-    /// Rounded to the nearest millisecond, as Node's `fs.Stats` dates are.
+    /// In milliseconds as Node's `fs.Stats` dates are, so it reads as OpenSpec's own.
     pub fn last_modified_iso(&self) -> String {
-        let nanos = self
-            .last_modified
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let millis = ((nanos + 500_000) / 1_000_000) as i64;
+        let millis = node_millis(self.last_modified);
         jiff::Timestamp::from_millisecond(millis)
             .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
             .unwrap_or_default()
     }
+}
+
+/// Node's `Math.round(sec * 1e3 + nsec / 1e6)`, in the same doubles: at today's times a
+/// double holds a millisecond count to about 0.24 µs, so a time just under the half
+/// rounds up there, and exact integer rounding would disagree with OpenSpec.
+fn node_millis(t: SystemTime) -> i64 {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let ms = since.as_secs() as f64 * 1e3 + f64::from(since.subsec_nanos()) / 1e6;
+    ms.round() as i64
 }
 
 /// The active changes under `<worktree>/openspec/changes`, most recent first. A worktree
@@ -101,5 +105,22 @@ fn last_modified(dir: &Path) -> std::io::Result<SystemTime> {
     match latest {
         Some(t) => Ok(t),
         None => std::fs::metadata(dir)?.modified(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::node_millis;
+
+    #[test]
+    fn milliseconds_round_in_doubles_as_node_does() {
+        let at = |nanos| SystemTime::UNIX_EPOCH + Duration::new(1_796_181_535, nanos);
+        // node -e 'Math.round(1796181535*1000 + 869499950/1e6)' → 1796181535870
+        assert_eq!(node_millis(at(869_499_950)), 1_796_181_535_870);
+        assert_eq!(node_millis(at(869_499_000)), 1_796_181_535_869);
+        assert_eq!(node_millis(at(869_500_000)), 1_796_181_535_870);
+        assert_eq!(node_millis(at(0)), 1_796_181_535_000);
     }
 }
