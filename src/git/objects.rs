@@ -1,7 +1,8 @@
 //! Objects written into the repository's database on the read door: blobs stored raw
 //! (`hash-object -w --no-filters`, so the bytes on disk are what is kept), commits of a
 //! tree under gitward's own identity (`commit-tree`), and object sizes
-//! (`cat-file --batch-check`). Nothing here touches a ref, the index or the worktree.
+//! (`cat-file --batch-check`), and a tree's entries (`ls-tree`). Nothing here touches a
+//! ref, the index or the worktree.
 
 use std::ffi::OsStr;
 
@@ -110,4 +111,24 @@ pub async fn sizes(git: &Git<'_>, oids: &[String]) -> Result<Vec<Option<u64>>, G
         .collect();
     sizes.resize(oids.len(), None);
     Ok(sizes)
+}
+
+/// Every file, link and gitlink below `tree` (`ls-tree -r`), in git's order. An error
+/// when the listing passes `cap` bytes.
+pub async fn tree_entries(
+    git: &Git<'_>,
+    tree: &Oid,
+    cap: usize,
+) -> Result<Vec<crate::parse::ls_tree::TreeEntry>, GitError> {
+    let out = git
+        .cmd(["ls-tree", "-r", "-z", "--full-tree", "--end-of-options"])
+        .arg(tree.as_str())
+        .capture(cap)
+        .await?;
+    if out.stopped_early {
+        return Err(GitError::internal(format!(
+            "the entries of tree {tree} pass {cap} bytes"
+        )));
+    }
+    Ok(crate::parse::ls_tree::entries(&out.sink.bytes)?)
 }

@@ -13,6 +13,7 @@ pub mod diff_tree;
 pub mod for_each_ref;
 pub mod log;
 pub mod ls_files_unmerged;
+pub mod ls_tree;
 pub mod merge_tree;
 pub mod patch;
 pub mod reflog_file;

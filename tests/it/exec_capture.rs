@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use gitward::gateway::server::restore::{self, Caps};
+use gitward::gateway::server::store::RestorePoint;
 use gitward::git::ObjectFormat;
 use gitward::git::index_file;
 use jiff::Timestamp;
@@ -125,11 +126,25 @@ async fn point_tree(rig: &Rig) -> (String, u64) {
     )
     .await
     .unwrap();
-    let worktree = &point.captured["worktree"];
     (
-        worktree["tree"].as_str().unwrap().to_owned(),
-        worktree["hashed"].as_u64().unwrap(),
+        whole_tree(rig, &point).await,
+        point.captured["worktree"]["hashed"].as_u64().unwrap(),
     )
+}
+
+/// The whole worktree tree of `point`, as a restore makes it.
+pub(crate) async fn whole_tree(rig: &Rig, point: &RestorePoint) -> String {
+    let repo = gitward::git::repo::open(
+        rig.exec.config(),
+        "repoPath",
+        &rig.repo.display().to_string(),
+        &rig.cancel,
+    )
+    .await
+    .unwrap();
+    let git = gitward::git::Git::new(&repo, &rig.cancel);
+    let tree = restore::whole_tree(&git, point).await.unwrap();
+    tree.unwrap().as_str().to_owned()
 }
 
 #[tokio::test]

@@ -11,6 +11,7 @@ use gitward::gateway::server::restore::{self, Caps, Retention};
 use jiff::Timestamp;
 use serde_json::Value;
 
+use super::exec_capture::{tree_git_would_store, whole_tree};
 use super::exec_ops::Rig;
 use super::exec_restore::{messy, open, restore_confirmed, snapshot, take, trample};
 
@@ -147,4 +148,102 @@ async fn a_point_in_the_earlier_layout_restores_after_gc_and_prunes_whole() {
     assert!(pruned.contains(&id), "{pruned:?}");
     let left = rig.git(&["for-each-ref", "refs/gitward/restore/"]);
     assert_eq!(left, "", "every ref of both layouts is pruned");
+}
+
+/// Changes of every kind beside a clean index: an edit, a removal, an untracked file, a
+/// link and a file made executable.
+fn changed_beside_a_clean_index(rig: &Rig) {
+    rig.fx.write(&rig.repo, "a.txt", "edited\n");
+    std::fs::remove_file(rig.repo.join("dir/b.txt")).unwrap();
+    rig.fx.write(&rig.repo, "u/new.txt", "untracked\n");
+    std::os::unix::fs::symlink("a.txt", rig.repo.join("u/link")).unwrap();
+    rig.fx.write(&rig.repo, "run.sh", "#!/bin/sh\n");
+    rig.git(&["add", "run.sh"]);
+    rig.git(&["commit", "-q", "-m", "run"]);
+    std::fs::set_permissions(
+        rig.repo.join("run.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_point_stores_only_the_changes_beside_the_index_tree() {
+    let rig = Rig::new();
+    changed_beside_a_clean_index(&rig);
+    let mut store = rig.store();
+    let refs = vec!["refs/heads/main".to_owned()];
+    let id = take(&rig, &mut store, &Caps::default(), &refs).await.0;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    let worktree = &point.captured["worktree"];
+    assert_eq!(worktree["base"], point.captured["index"]["tree"]);
+    assert!(worktree["tree"].is_null(), "{worktree}");
+    let changes = worktree["changes"].as_str().unwrap();
+    assert_eq!(
+        rig.git(&[
+            "rev-parse",
+            &format!("refs/gitward/restore/{id}/worktree^{{tree}}")
+        ]),
+        changes
+    );
+    let stored = rig.git(&["ls-tree", "-r", "--format=%(objectmode) %(path)", changes]);
+    assert_eq!(
+        stored.lines().collect::<Vec<_>>(),
+        [
+            "100644 removed",
+            "100644 worktree/a.txt",
+            "100755 worktree/run.sh",
+            "120000 worktree/u/link",
+            "100644 worktree/u/new.txt",
+        ]
+    );
+    let removed = rig.git(&["cat-file", "blob", &format!("{changes}:removed")]);
+    assert_eq!(removed, "dir/b.txt\0");
+    // The whole tree is made when a restore needs it, the same each time, and kept by a
+    // ref of the point.
+    let whole = whole_tree(&rig, &point).await;
+    assert_eq!(whole, tree_git_would_store(&rig));
+    let kept = format!("refs/gitward/restore/{id}/tree");
+    let commit = rig.git(&["rev-parse", &kept]);
+    assert_eq!(rig.git(&["rev-parse", &format!("{kept}^{{tree}}")]), whole);
+    assert_eq!(whole_tree(&rig, &point).await, whole);
+    assert_eq!(
+        rig.git(&["rev-parse", &kept]),
+        commit,
+        "made again, the same"
+    );
+}
+
+#[tokio::test]
+async fn a_point_recorded_with_its_whole_worktree_tree_restores_after_gc() {
+    let rig = Rig::new();
+    changed_beside_a_clean_index(&rig);
+    let before = snapshot(&rig);
+    let mut store = rig.store();
+    let refs = vec!["refs/heads/main".to_owned()];
+    let id = take(&rig, &mut store, &Caps::default(), &refs).await.0;
+    let point = store.restore_point(&id).unwrap().unwrap();
+    // As points were recorded before only the changes were stored: the worktree commit's
+    // tree is the whole worktree, and the record names it.
+    let whole = whole_tree(&rig, &point).await;
+    let base = format!("refs/gitward/restore/{id}/");
+    rig.git(&["update-ref", "-d", &format!("{base}tree")]);
+    let commit = rig.git(&["commit-tree", "-m", "worktree", &whole]);
+    rig.git(&["update-ref", &format!("{base}worktree"), &commit]);
+    let mut captured = point.captured.clone();
+    captured["worktree"] = serde_json::json!({
+        "commit": commit,
+        "tree": whole,
+        "hashed": point.captured["worktree"]["hashed"],
+    });
+    store.update_restore_point_captured(&id, &captured).unwrap();
+    rig.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    std::fs::remove_file(rig.repo.join("u/new.txt")).unwrap();
+    forget_and_gc(&rig);
+    restore_by_id(&rig, &id).await;
+    assert_eq!(snapshot(&rig), before);
+    assert!(
+        !point_refs(&rig, &id).contains("tree"),
+        "a whole tree is never made again"
+    );
 }

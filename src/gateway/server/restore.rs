@@ -5,9 +5,9 @@
 //!   `refs/gitward/restore/<id>/…` so that `git gc` keeps everything they reach;
 //! - the index file as a blob (conflict stages and flags included), plus its tree when it
 //!   has no conflicts;
-//! - the tracked and untracked (non-ignored) worktree as a commit built on a private index
-//!   copy, with caps per file and on the number of files — what was left out is listed,
-//!   never silent;
+//! - the tracked and untracked (non-ignored) worktree as what differs from the index's
+//!   tree (the whole tree when the index has none), with caps per file and on the number
+//!   of files — what was left out is listed, never silent;
 //! - git's state files of an operation in progress (`MERGE_HEAD`, `rebase-merge/`, …).
 //!
 //! Capture runs through the read door: no hook, fsmonitor or filter driver of the
@@ -42,7 +42,7 @@ use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::fast_import::{Import, Written};
 use crate::git::update_ref::Transaction;
-use crate::git::{Git, GitError, Repo, refs};
+use crate::git::{Git, GitError, Oid, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
@@ -212,12 +212,12 @@ pub async fn take_timed(
             return Err(e);
         }
     };
-    let (counter, marks) = match worktree {
+    let (counter, marks, base) = match worktree {
         Some(planned) => {
             let marks = import.commit(planned.commit);
-            (Some(planned.counter), Some(marks))
+            (Some(planned.counter), Some(marks), planned.base)
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let written = steps.time("commit and refs", import.finish()).await;
     let pinned = match written {
@@ -240,11 +240,18 @@ pub async fn take_timed(
             .iter()
             .map(|m| written.object(*m))
             .collect::<Result<Vec<_>, _>>()?;
-        captured["worktree"] = json!({
-            "commit": written.object(marks.commit)?.as_str(),
-            "tree": written.tree(marks.commit)?.as_str(),
-            "hashed": counter.hashed(&blobs),
-        });
+        let commit = written.object(marks.commit)?;
+        let tree = written.tree(marks.commit)?;
+        let hashed = counter.hashed(&blobs);
+        captured["worktree"] = match base {
+            Some(base) => json!({
+                "commit": commit.as_str(),
+                "base": base.as_str(),
+                "changes": tree.as_str(),
+                "hashed": hashed,
+            }),
+            None => json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": hashed}),
+        };
     }
     let point = RestorePoint {
         id,
@@ -472,11 +479,8 @@ pub async fn restore_in(
     .await?;
     let new = &before.captured;
     let mut files = Value::Null;
-    if let (Some(top), Some(cur), Some(target)) = (
-        repo.worktree.as_deref(),
-        new["worktree"]["tree"].as_str(),
-        old["worktree"]["tree"].as_str(),
-    ) {
+    let (cur, target) = tokio::try_join!(whole_tree(&git, &before), whole_tree(&git, point))?;
+    if let (Some(top), Some(cur), Some(target)) = (repo.worktree.as_deref(), cur, target) {
         let skipped: BTreeSet<String> = point
             .skipped
             .as_array()
@@ -486,7 +490,7 @@ pub async fn restore_in(
                     .collect()
             })
             .unwrap_or_default();
-        files = apply::worktree(&git, top, cur, target, &skipped).await?;
+        files = apply::worktree(&git, top, cur.as_str(), target.as_str(), &skipped).await?;
         apply::index(&git, repo, &old["index"], old["indexMtimeNs"].as_u64()).await?;
     }
     let refs_now = new["refs"]
@@ -503,6 +507,30 @@ pub async fn restore_in(
         files,
         kept_refs,
     })
+}
+
+/// The whole worktree of `point` as one tree (tracked and untracked files, what it left
+/// out excepted); `None` for a repository without a worktree. A point that stored only
+/// its changes has the tree made now from the index tree and those changes, kept at the
+/// point's `tree` ref so that `git gc` cannot take it while a restore uses it.
+pub async fn whole_tree(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Oid>, OpError> {
+    let worktree = &point.captured["worktree"];
+    let oid = |key: &str| worktree[key].as_str().and_then(Oid::parse);
+    if let Some(tree) = oid("tree") {
+        return Ok(Some(tree));
+    }
+    let (Some(base), Some(changes)) = (oid("base"), oid("changes")) else {
+        return Ok(None);
+    };
+    let id = &point.id;
+    let commit = (
+        format!("{}tree", ref_base(id)),
+        format!("gitward restore point {id}: whole worktree\n"),
+    );
+    let when = point.created_at.as_second();
+    worktree::whole_from_changes(git, &base, &changes, commit, when)
+        .await
+        .map(Some)
 }
 
 /// Deletes the restore points of `repo` that retention no longer keeps (refs, then the

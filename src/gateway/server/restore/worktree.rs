@@ -1,14 +1,16 @@
 //! The worktree side of a restore point: the paths that may differ from the index, what
 //! each is on disk, and the commit that holds them.
 //!
-//! The worktree tree is the index's tree with only what `diff-files` and `ls-files -o`
-//! report applied to it: unchanged tracked files keep their entries (no re-hashing), and
-//! a restore point costs about one `status` plus the changed files. The commit is written
-//! by `fast-import` starting from the index's tree, so only the directories on a changed
-//! path are read and written again, in the same process that creates the point's refs.
-//! Contents are stored raw (no filter runs), because a restore must put back the bytes
-//! that were on disk. When the index has no tree (a conflict), the changes are entered in
-//! a private index copy and git writes its tree instead.
+//! Only what `diff-files` and `ls-files -o` report is stored, in a commit whose tree holds
+//! each stored file and link under `worktree/` at its own path and, in `removed`, the
+//! paths that are gone (or were left out) — the index's own tree, kept by the point
+//! already, is the rest. Unchanged tracked files are never re-hashed, and no directory of
+//! the index's tree is rewritten: with 100 changes spread over 100 directories of 200
+//! entries, rewriting them made the point a third slower. The whole worktree tree is made
+//! from the two when a restore needs it ([`whole_tree`]). Contents are stored raw (no
+//! filter runs), because a restore must put back the bytes that were on disk. When the
+//! index has no tree (a conflict), the changes are entered in a private index copy and
+//! git writes the whole tree instead.
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
@@ -19,12 +21,14 @@ use serde_json::{Value, json};
 use super::capture::zero;
 use super::files::{MODE_EXEC, MODE_FILE, MODE_LINK};
 use super::{Caps, Steps};
-use crate::git::fast_import::{Change, Content, NewCommit};
+use crate::git::cat_file;
+use crate::git::fast_import::{Change, Content, Import, NewCommit};
 use crate::git::index_copy::{IndexCopy, IndexRead};
 use crate::git::{Git, Oid, Repo};
 use crate::git::{objects, on_copy};
 use crate::operation::OpError;
 use crate::operation::pins;
+use crate::parse::cat_file_batch::Answer;
 use crate::safe_file::Refusal;
 
 /// The most bytes of changed files read into memory for one point; beyond it git reads
@@ -234,10 +238,12 @@ impl Listed {
     }
 }
 
-/// The worktree commit to write, and what tells how many of its files were stored.
+/// The worktree commit to write, what tells how many of its files were stored, and the
+/// index tree its changes apply to (`None`: the commit's tree is the whole worktree).
 pub struct Planned {
     pub commit: NewCommit,
     pub counter: Counter,
+    pub base: Option<Oid>,
 }
 
 /// Counts the files and links a point stored: those git hashed first, and the inline
@@ -266,10 +272,11 @@ impl Counter {
     }
 }
 
-/// The worktree commit, at `ref_name` with `message`: the index's tree (`index_tree`)
-/// with `listed` applied. Files go to fast-import inline when they may; otherwise git
-/// hashes them first and, when the index has no tree, enters them in `copy` (a private
-/// copy of the index, made empty when there is none) and writes its tree.
+/// The worktree commit, at `ref_name` with `message`: the changes in `listed` against
+/// the index's tree (`index_tree`). Files go to fast-import inline when they may;
+/// otherwise git hashes them first. When the index has no tree, they are entered in `copy`
+/// (a private copy of the index, made empty when there is none) and the commit holds the
+/// tree git writes of it.
 #[allow(clippy::too_many_arguments)]
 pub async fn plan(
     git: &Git<'_>,
@@ -284,63 +291,155 @@ pub async fn plan(
     let mut commit = NewCommit {
         ref_name,
         message,
-        root: index_tree.cloned(),
+        root: None,
         changes: Vec::new(),
     };
-    if commit.root.is_some()
+    let base = index_tree.cloned();
+    let inline = base.is_some()
         && steps
             .time("read files", listed.read(git, top, caps))
-            .await?
-    {
+            .await?;
+    let counter = if inline {
         let mut inline = Vec::with_capacity(listed.found.len());
-        commit.changes = removals(&mut listed.removed);
+        let mut puts = Vec::with_capacity(listed.found.len());
         for f in std::mem::take(&mut listed.found) {
             inline.push((f.mode, f.candidate.entry));
             let content = Content::Bytes(f.bytes.unwrap_or_default());
-            let change = Change::Put {
-                mode: f.mode,
-                content,
-            };
-            commit.changes.push((f.candidate.path, change));
+            puts.push((f.candidate.path, f.mode, content));
         }
-        let counter = Counter { inline, stored: 0 };
-        return Ok((Planned { commit, counter }, listed.skipped));
-    }
-    let puts = steps.time("store files", listed.hash(git, caps)).await?;
-    let counter = Counter {
-        inline: Vec::new(),
-        stored: puts.len(),
-    };
-    if commit.root.is_none() {
-        let copy = match copy {
-            Some(copy) => copy,
-            None => IndexCopy::of(&IndexRead::none()).await?,
+        commit.changes = stored_changes(&mut listed.removed, puts);
+        Counter { inline, stored: 0 }
+    } else {
+        let puts = steps.time("store files", listed.hash(git, caps)).await?;
+        let counter = Counter {
+            inline: Vec::new(),
+            stored: puts.len(),
         };
-        let info = index_info(git.repo, &listed.removed, &puts);
-        steps
-            .time("enter changes", on_copy::enter(git, &copy, info))
-            .await?;
-        let tree = steps
-            .time("worktree tree", on_copy::write_tree(git, &copy))
-            .await?
-            .ok_or_else(|| OpError::Internal("the worktree tree could not be written".into()))?;
-        commit.root = Some(tree);
-        return Ok((Planned { commit, counter }, listed.skipped));
-    }
-    commit.changes = removals(&mut listed.removed);
-    for (path, mode, oid) in puts {
-        let content = Content::Object(oid);
-        commit.changes.push((path, Change::Put { mode, content }));
-    }
-    Ok((Planned { commit, counter }, listed.skipped))
+        if base.is_some() {
+            let puts = puts
+                .into_iter()
+                .map(|(path, mode, oid)| (path, mode, Content::Object(oid)))
+                .collect();
+            commit.changes = stored_changes(&mut listed.removed, puts);
+        } else {
+            let copy = match copy {
+                Some(copy) => copy,
+                None => IndexCopy::of(&IndexRead::none()).await?,
+            };
+            let info = index_info(git.repo, &listed.removed, &puts);
+            steps
+                .time("enter changes", on_copy::enter(git, &copy, info))
+                .await?;
+            let tree = steps
+                .time("worktree tree", on_copy::write_tree(git, &copy))
+                .await?
+                .ok_or_else(|| {
+                    OpError::Internal("the worktree tree could not be written".into())
+                })?;
+            commit.root = Some(tree);
+        }
+        counter
+    };
+    let planned = Planned {
+        commit,
+        counter,
+        base,
+    };
+    Ok((planned, listed.skipped))
 }
 
-/// The removals, first: a path added below a removed one must stay.
-fn removals(removed: &mut Vec<String>) -> Vec<(String, Change)> {
-    std::mem::take(removed)
+/// Where the stored files and links sit in a worktree commit's tree.
+const STORED_DIR: &str = "worktree/";
+/// The blob of a worktree commit's tree that lists the removed paths, each ended by NUL.
+const REMOVED: &str = "removed";
+
+/// The entries of a worktree commit's tree: `puts` under [`STORED_DIR`], and `removed`
+/// in [`REMOVED`] when there are any.
+fn stored_changes(
+    removed: &mut Vec<String>,
+    puts: Vec<(String, u32, Content)>,
+) -> Vec<(String, Change)> {
+    let mut changes: Vec<(String, Change)> = puts
         .into_iter()
-        .map(|p| (p, Change::Remove))
-        .collect()
+        .map(|(path, mode, content)| (format!("{STORED_DIR}{path}"), Change::Put { mode, content }))
+        .collect();
+    let removed = std::mem::take(removed);
+    if !removed.is_empty() {
+        let mut list = Vec::with_capacity(removed.iter().map(|p| p.len() + 1).sum());
+        for path in removed {
+            list.extend_from_slice(path.as_bytes());
+            list.push(0);
+        }
+        let content = Content::Bytes(list);
+        changes.push((
+            REMOVED.to_owned(),
+            Change::Put {
+                mode: MODE_FILE,
+                content,
+            },
+        ));
+    }
+    changes
+}
+
+/// The whole worktree tree of a point whose `worktree` record names `base` and `changes`
+/// (the index tree and the worktree commit's tree): the index tree with the removed paths
+/// taken out and the stored files put in, written by fast-import as a commit at
+/// `ref_name` dated `when`. The same point always gives the same commit, so making it
+/// again (a restore that stopped halfway) finds the ref where it would put it.
+pub async fn whole_from_changes(
+    git: &Git<'_>,
+    base: &Oid,
+    changes: &Oid,
+    (ref_name, message): (String, String),
+    when: i64,
+) -> Result<Oid, OpError> {
+    let entries = objects::tree_entries(git, changes, crate::git::DEFAULT_CAP * 4).await?;
+    let mut removals = Vec::new();
+    let mut puts = Vec::new();
+    for e in entries {
+        if e.path == REMOVED.as_bytes() {
+            let cap = crate::git::DEFAULT_CAP * 4;
+            let blob = cat_file::objects(git, &[&e.oid], cap, cap).await?;
+            match blob.into_iter().next() {
+                Some(Answer::Found(obj)) if !obj.truncated() => removals = obj.bytes,
+                _ => {
+                    return Err(OpError::Internal(format!(
+                        "the removed paths of a restore point ({}) cannot be read",
+                        e.oid
+                    )));
+                }
+            }
+        } else if let Some(path) = e.path.strip_prefix(STORED_DIR.as_bytes()) {
+            let path = String::from_utf8_lossy(path).into_owned();
+            let content = Content::Object(e.oid);
+            puts.push((
+                path,
+                Change::Put {
+                    mode: e.mode,
+                    content,
+                },
+            ));
+        }
+    }
+    if removals.is_empty() && puts.is_empty() {
+        return Ok(base.clone());
+    }
+    let mut commit = NewCommit {
+        ref_name,
+        message,
+        root: Some(base.clone()),
+        changes: removals
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| (String::from_utf8_lossy(p).into_owned(), Change::Remove))
+            .collect(),
+    };
+    commit.changes.extend(puts);
+    let mut import = Import::new(git, when, false);
+    let marks = import.commit(commit);
+    let written = import.finish().await?;
+    Ok(written.tree(marks.commit)?)
 }
 
 impl Listed {
