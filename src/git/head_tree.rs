@@ -46,14 +46,22 @@ pub async fn present(git: &Git<'_>, names: &[&str]) -> Result<Vec<String>, GitEr
 }
 
 /// Which of `paths` (or files below them) the tree of `commit` holds, walking subtrees
-/// (`ls-tree -r --name-only`).
+/// (`ls-tree -r --name-only`). The paths are names, never pathspec magic: a file called
+/// `:!x` would otherwise make ls-tree refuse the whole listing.
 pub async fn tracked_of(
     git: &Git<'_>,
     commit: &Oid,
     paths: &[String],
 ) -> Result<Vec<Vec<u8>>, GitError> {
     let out = git
-        .cmd(["ls-tree", "-r", "-z", "--name-only", "--end-of-options"])
+        .cmd([
+            "--literal-pathspecs",
+            "ls-tree",
+            "-r",
+            "-z",
+            "--name-only",
+            "--end-of-options",
+        ])
         .args([commit.as_str(), "--"])
         .args(paths)
         .capture(super::DEFAULT_CAP)

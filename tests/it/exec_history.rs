@@ -515,3 +515,25 @@ async fn a_discard_after_the_file_changed_again_is_stale_and_a_refusal_writes_no
         "edited again\n"
     );
 }
+
+#[tokio::test]
+async fn untracked_names_that_look_like_pathspec_magic_are_only_names_to_a_hard_reset() {
+    let rig = Rig::new();
+    history(&rig);
+    rig.fx.write(&rig.repo, "a.txt", "one\ntwo\nmain\nlocal\n");
+    for odd in [":!odd", ":(glob)*"] {
+        rig.fx.write(&rig.repo, odd, "untracked\n");
+    }
+    let id = rig
+        .propose("reset", json!({"targetRef": "HEAD~1", "mode": "hard"}))
+        .await
+        .unwrap();
+    let preview = rig.exec.preview(&id, &rig.cancel).await.unwrap();
+    let paths: Vec<&str> = preview["overwritten"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{preview}"))
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.txt"], "{preview}");
+}
