@@ -4,10 +4,21 @@
 //! contain none of this.
 
 /// The named points, in the order an execution passes them.
-pub const POINTS: &[&str] = &[AFTER_INTENT, AFTER_RESTORE_POINT, MID_WRITE, AFTER_WRITE];
+pub const POINTS: &[&str] = &[
+    AFTER_INTENT,
+    RESTORE_REFS_WRITTEN,
+    RESTORE_POINT_RECORDED,
+    AFTER_RESTORE_POINT,
+    MID_WRITE,
+    AFTER_WRITE,
+];
 
 /// The intent record is stored; nothing is written yet.
 pub const AFTER_INTENT: &str = "after-intent";
+/// The restore point's refs are written; its record is not.
+pub const RESTORE_REFS_WRITTEN: &str = "restore-refs-written";
+/// The restore point's record is written; the intent record does not name it yet.
+pub const RESTORE_POINT_RECORDED: &str = "restore-point-recorded";
 /// The restore point is taken; the operation's write has not started.
 pub const AFTER_RESTORE_POINT: &str = "after-restore-point";
 /// Inside the write, between its steps (a commit: staged, not committed).

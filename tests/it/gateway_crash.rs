@@ -66,6 +66,8 @@ fn a_crash_at_each_point_loses_nothing_and_runs_nothing_twice() {
         "after-insert",
         "after-approve",
         "after-intent",
+        "restore-refs-written",
+        "restore-point-recorded",
         "after-restore-point",
         "mid-write",
         "after-write",
@@ -103,6 +105,27 @@ fn a_crash_at_each_point_loses_nothing_and_runs_nothing_twice() {
                 assert_eq!(after, before, "{point}: {record}");
             }
             other => panic!("{point}: {other:?} {record}"),
+        }
+        // Every restore point's refs belong to a recorded point: one whose record the
+        // crash prevented is gone, one recorded is the proposal's.
+        let points = fixture.git(
+            &repo,
+            &[
+                "for-each-ref",
+                "--format=%(refname)",
+                "refs/gitward/restore/",
+            ],
+        );
+        let kept = &record["result"]["restorePointId"];
+        match point {
+            "after-intent" | "restore-refs-written" => {
+                assert_eq!(points, "", "{point}: {record}");
+                assert!(kept.is_null(), "{point}: {record}");
+            }
+            _ => {
+                let id = kept.as_str().unwrap_or_else(|| panic!("{point}: {record}"));
+                assert!(points.contains(id), "{point}: {points}");
+            }
         }
         if point == "after-approve" {
             // Approved but never claimed: it resumes through the normal claim.

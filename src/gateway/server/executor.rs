@@ -216,7 +216,14 @@ impl Executor {
             .await
             .map_err(Failure::from_op)?;
         let intent = op.intent(fields, pins).map_err(Failure::from_op)?;
-        let mut record = json!({"phase": "intent", "repoPath": repo.display(), "intent": intent});
+        // Noted before the point is taken, so that reconciliation can find its refs.
+        let point_id = restore::new_id(Timestamp::now());
+        let mut record = json!({
+            "phase": "intent",
+            "repoPath": repo.display(),
+            "intent": intent,
+            "restorePointPending": point_id,
+        });
         if !others.is_empty() {
             record["others"] = repos::record(others);
         }
@@ -224,18 +231,18 @@ impl Executor {
             .update_intent(id, &record, Timestamp::now())
             .map_err(store_failure)?;
         crash::point(crash::AFTER_INTENT);
-        let point = restore::take(
-            store,
-            repo,
-            ctx.cancel,
-            &intent.refs(),
-            Some(id),
-            Some(op.kind()),
-            &self.caps,
-            Timestamp::now(),
-        )
-        .await
-        .map_err(|e| restore_failure(e, None))?;
+        let refs = intent.refs();
+        let what = restore::Capture {
+            refs: &refs,
+            preview_id: Some(id),
+            operation_type: Some(op.kind()),
+            caps: &self.caps,
+        };
+        let now = Timestamp::now();
+        let steps = restore::Steps::default();
+        let point = restore::take_as(store, repo, ctx.cancel, &point_id, &what, now, &steps)
+            .await
+            .map_err(|e| restore_failure(e, None))?;
         repos::take_points(store, others, ctx.cancel, id, op.kind(), &self.caps)
             .await
             .map_err(|e| restore_failure(e, Some(&point.id)))?;
@@ -309,7 +316,8 @@ impl Executor {
     ) -> Result<Vec<StatusRecord>, ExecError> {
         let mut store = self.store()?;
         let mut out = Vec::new();
-        for executing in store.list_executing()? {
+        for mut executing in store.list_executing()? {
+            reconcile::settle_point(&store, &self.config, &mut executing, cancel).await;
             let outcome = reconcile::decide(&self.config, &executing, cancel).await;
             let id = executing.record.preview_id.clone();
             out.push(store.reconcile(&id, &outcome, Timestamp::now())?);

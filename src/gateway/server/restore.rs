@@ -183,13 +183,28 @@ pub async fn take_timed(
     now: Timestamp,
     steps: &Steps,
 ) -> Result<RestorePoint, RestoreError> {
+    take_as(store, repo, cancel, &new_id(now), what, now, steps).await
+}
+
+/// [`take_timed`] under the id `id` (from [`new_id`]), which the caller may note before
+/// the point exists: a crash after the point's refs moved and before its record is
+/// written leaves refs that only that note leads to ([`settle_unrecorded`]).
+pub async fn take_as(
+    store: &mut Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    id: &str,
+    what: &Capture<'_>,
+    now: Timestamp,
+    steps: &Steps,
+) -> Result<RestorePoint, RestoreError> {
     let Capture {
         preview_id,
         operation_type,
         ..
     } = *what;
     let git = Git::new(repo, cancel);
-    let id = new_id(now);
+    let id = id.to_owned();
     // Read before the index is, so the time is never newer than the bytes kept.
     let index_mtime = capture::index_mtime(repo);
     let mut captured = json!({
@@ -253,6 +268,7 @@ pub async fn take_timed(
             None => json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": hashed}),
         };
     }
+    crate::operation::crash::point(crate::operation::crash::RESTORE_REFS_WRITTEN);
     let point = RestorePoint {
         id,
         repo_path: repo.display(),
@@ -265,6 +281,7 @@ pub async fn take_timed(
     steps
         .time("record", async { store.insert_restore_point(&point) })
         .await?;
+    crate::operation::crash::point(crate::operation::crash::RESTORE_POINT_RECORDED);
     Ok(point)
 }
 
@@ -557,6 +574,22 @@ pub async fn prune(
         pruned.push(point.id);
     }
     Ok(pruned)
+}
+
+/// Settles restore point `id` of `repo`, noted before it was taken by an execution that
+/// stopped: `true` when it was recorded (it is whole); otherwise whatever refs it made
+/// are deleted and `false` is returned.
+pub async fn settle_unrecorded(
+    store: &Store,
+    repo: &Repo,
+    cancel: &CancellationToken,
+    id: &str,
+) -> Result<bool, RestoreError> {
+    if store.restore_point(id)?.is_some() {
+        return Ok(true);
+    }
+    delete_refs(&Git::new(repo, cancel), id).await?;
+    Ok(false)
 }
 
 async fn delete_refs(git: &Git<'_>, id: &str) -> Result<(), OpError> {

@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::gateway::api::OperationResult;
-use crate::gateway::server::store::{Executing, Reconciled};
+use crate::gateway::server::restore;
+use crate::gateway::server::store::{Executing, Reconciled, Store};
 use crate::operation::intent::{Expect, Found, Intent, Reached, reached, read_ref};
 use crate::operation::{Ctx, Fields};
 
@@ -23,6 +24,37 @@ fn interrupted(point: Option<String>, found: Value) -> Reconciled {
         restore_point_id: point,
         fields,
     })
+}
+
+/// Settles the restore point an execution noted before taking it and never confirmed:
+/// one recorded (the crash came after its record) becomes the proposal's restore point;
+/// the refs of one never recorded are deleted, or they would keep their objects forever.
+pub async fn settle_point(
+    store: &Store,
+    config: &Config,
+    executing: &mut Executing,
+    cancel: &CancellationToken,
+) {
+    let Some(record) = executing.intent.as_mut() else {
+        return;
+    };
+    let (Some(pending), None) = (
+        record["restorePointPending"].as_str().map(str::to_owned),
+        record["restorePointId"].as_str(),
+    ) else {
+        return;
+    };
+    let Some(path) = record["repoPath"].as_str() else {
+        return;
+    };
+    // A repository that cannot be opened keeps the refs; its restore points are out of
+    // reach anyway.
+    let Ok(repo) = crate::git::repo::open(config, "repoPath", path, cancel).await else {
+        return;
+    };
+    if let Ok(true) = restore::settle_unrecorded(store, &repo, cancel, &pending).await {
+        record["restorePointId"] = json!(pending);
+    }
 }
 
 /// How the proposal in `executing` ends; a write across repositories lists each one's
