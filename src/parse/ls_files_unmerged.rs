@@ -11,7 +11,7 @@
 //! entry and 1 (base), 2 (ours), 3 (theirs) for an unmerged one. With `-z` the path is
 //! never quoted and may hold any byte but NUL.
 
-use super::{ParseError, RecordParser};
+use super::{ParseError, RecordParser, entry_fields, file_mode, object_id};
 use crate::model::Oid;
 use crate::sink::Flow;
 
@@ -28,28 +28,9 @@ pub struct StageEntry {
 
 /// Parses one record.
 pub fn entry(record: &[u8], offset: usize) -> Result<StageEntry, ParseError> {
-    let tab = record
-        .iter()
-        .position(|b| *b == b'\t')
-        .ok_or_else(|| ParseError::new(offset, "index entry without a TAB before its path"))?;
-    let (meta, path) = (&record[..tab], &record[tab + 1..]);
-    let meta = std::str::from_utf8(meta)
-        .map_err(|_| ParseError::new(offset, "index entry metadata is not ASCII"))?;
-    let mut fields = meta.split(' ');
-    let (Some(mode), Some(oid), Some(stage), None) =
-        (fields.next(), fields.next(), fields.next(), fields.next())
-    else {
-        return Err(ParseError::new(
-            offset,
-            format!("expected `<mode> <oid> <stage>`, got {meta:?}"),
-        ));
-    };
-    let mode = u32::from_str_radix(mode, 8)
-        .ok()
-        .filter(|_| mode.len() == 6)
-        .ok_or_else(|| ParseError::new(offset, format!("bad mode {mode:?}")))?;
-    let oid =
-        Oid::parse(oid).ok_or_else(|| ParseError::new(offset, format!("bad object id {oid:?}")))?;
+    let ([mode, oid, stage], path) = entry_fields(record, offset, "index entry")?;
+    let mode = file_mode(mode, offset)?;
+    let oid = object_id(oid, offset)?;
     let stage = match stage {
         "0" => 0,
         "1" => 1,
@@ -57,9 +38,6 @@ pub fn entry(record: &[u8], offset: usize) -> Result<StageEntry, ParseError> {
         "3" => 3,
         other => return Err(ParseError::new(offset, format!("bad stage {other:?}"))),
     };
-    if path.is_empty() {
-        return Err(ParseError::new(offset, "index entry with an empty path"));
-    }
     Ok(StageEntry {
         mode,
         oid,

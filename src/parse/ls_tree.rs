@@ -10,7 +10,7 @@
 //! `<type>` is `blob`, `tree` or `commit`. With `-z` the path is never quoted and may hold
 //! any byte but NUL.
 
-use super::ParseError;
+use super::{ParseError, entry_fields, file_mode, object_id};
 use crate::model::Oid;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,34 +35,12 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<TreeEntry>, ParseError> {
 
 /// Parses one record.
 pub fn entry(record: &[u8], offset: usize) -> Result<TreeEntry, ParseError> {
-    let tab = record
-        .iter()
-        .position(|b| *b == b'\t')
-        .ok_or_else(|| ParseError::new(offset, "tree entry without a TAB before its path"))?;
-    let (meta, path) = (&record[..tab], &record[tab + 1..]);
-    let meta = std::str::from_utf8(meta)
-        .map_err(|_| ParseError::new(offset, "tree entry metadata is not ASCII"))?;
-    let mut fields = meta.split(' ');
-    let (Some(mode), Some(kind), Some(oid), None) =
-        (fields.next(), fields.next(), fields.next(), fields.next())
-    else {
-        return Err(ParseError::new(
-            offset,
-            format!("expected `<mode> <type> <oid>`, got {meta:?}"),
-        ));
-    };
-    let mode = u32::from_str_radix(mode, 8)
-        .ok()
-        .filter(|_| mode.len() == 6)
-        .ok_or_else(|| ParseError::new(offset, format!("bad mode {mode:?}")))?;
+    let ([mode, kind, oid], path) = entry_fields(record, offset, "tree entry")?;
+    let mode = file_mode(mode, offset)?;
     if !matches!(kind, "blob" | "tree" | "commit") {
         return Err(ParseError::new(offset, format!("bad type {kind:?}")));
     }
-    let oid =
-        Oid::parse(oid).ok_or_else(|| ParseError::new(offset, format!("bad object id {oid:?}")))?;
-    if path.is_empty() {
-        return Err(ParseError::new(offset, "tree entry with an empty path"));
-    }
+    let oid = object_id(oid, offset)?;
     Ok(TreeEntry {
         mode,
         oid,

@@ -43,6 +43,53 @@ impl ParseError {
     }
 }
 
+/// An entry record of the index or a tree, `<three fields> TAB <path>`: the fields as
+/// written and the path's bytes (any byte but NUL; never empty). `what` names the record
+/// in errors.
+pub(crate) fn entry_fields<'a>(
+    record: &'a [u8],
+    offset: usize,
+    what: &str,
+) -> Result<([&'a str; 3], &'a [u8]), ParseError> {
+    let tab = record
+        .iter()
+        .position(|b| *b == b'\t')
+        .ok_or_else(|| ParseError::new(offset, format!("{what} without a TAB before its path")))?;
+    let (meta, path) = (&record[..tab], &record[tab + 1..]);
+    let meta = std::str::from_utf8(meta)
+        .map_err(|_| ParseError::new(offset, format!("{what} metadata is not ASCII")))?;
+    let mut fields = meta.split(' ');
+    let (Some(a), Some(b), Some(c), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err(ParseError::new(
+            offset,
+            format!("expected three fields before the path of a {what}, got {meta:?}"),
+        ));
+    };
+    if path.is_empty() {
+        return Err(ParseError::new(
+            offset,
+            format!("{what} with an empty path"),
+        ));
+    }
+    Ok(([a, b, c], path))
+}
+
+/// A six-digit octal file mode (`100644`, `120000`, `160000`, …).
+pub(crate) fn file_mode(field: &str, offset: usize) -> Result<u32, ParseError> {
+    u32::from_str_radix(field, 8)
+        .ok()
+        .filter(|_| field.len() == 6)
+        .ok_or_else(|| ParseError::new(offset, format!("bad mode {field:?}")))
+}
+
+/// An object id.
+pub(crate) fn object_id(field: &str, offset: usize) -> Result<crate::model::Oid, ParseError> {
+    crate::model::Oid::parse(field)
+        .ok_or_else(|| ParseError::new(offset, format!("bad object id {field:?}")))
+}
+
 /// Consumes NUL-terminated records one at a time.
 pub trait RecordParser: Send + 'static {
     /// `offset` is where `record` starts in the whole output.

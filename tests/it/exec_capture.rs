@@ -10,10 +10,10 @@ use gitward::gateway::server::restore::{self, Caps};
 use gitward::gateway::server::store::RestorePoint;
 use gitward::git::ObjectFormat;
 use gitward::git::index_file;
-use jiff::Timestamp;
 use serde_json::json;
 
 use super::exec_ops::Rig;
+use super::exec_restore::{open, try_take};
 
 fn digest(repo: &Path) -> String {
     index_file::digest(&repo.join(".git/index"), ObjectFormat::Sha1)
@@ -105,27 +105,10 @@ pub fn tree_git_would_store(rig: &Rig) -> String {
 }
 
 async fn point_tree(rig: &Rig) -> (String, u64) {
-    let repo = gitward::git::repo::open(
-        rig.exec.config(),
-        "repoPath",
-        &rig.repo.display().to_string(),
-        &rig.cancel,
-    )
-    .await
-    .unwrap();
-    let mut store = rig.store();
-    let point = restore::take(
-        &mut store,
-        &repo,
-        &rig.cancel,
-        &["refs/heads/main".into()],
-        None,
-        None,
-        &Caps::default(),
-        Timestamp::now(),
-    )
-    .await
-    .unwrap();
+    let refs = ["refs/heads/main".to_owned()];
+    let point = try_take(rig, &mut rig.store(), &Caps::default(), &refs)
+        .await
+        .unwrap();
     (
         whole_tree(rig, &point).await,
         point.captured["worktree"]["hashed"].as_u64().unwrap(),
@@ -134,14 +117,7 @@ async fn point_tree(rig: &Rig) -> (String, u64) {
 
 /// The whole worktree tree of `point`, as a restore makes it.
 pub(crate) async fn whole_tree(rig: &Rig, point: &RestorePoint) -> String {
-    let repo = gitward::git::repo::open(
-        rig.exec.config(),
-        "repoPath",
-        &rig.repo.display().to_string(),
-        &rig.cancel,
-    )
-    .await
-    .unwrap();
+    let repo = open(rig).await;
     let git = gitward::git::Git::new(&repo, &rig.cancel);
     let tree = restore::whole_tree(&git, point).await.unwrap();
     tree.unwrap().as_str().to_owned()

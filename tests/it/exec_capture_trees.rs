@@ -6,13 +6,12 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use gitward::gateway::server::restore::{self, Caps};
+use gitward::gateway::server::restore::Caps;
 use gitward::gateway::server::store::RestorePoint;
-use jiff::Timestamp;
 
 use super::exec_capture::{tree_git_would_store, whole_tree};
 use super::exec_ops::Rig;
-use super::exec_restore::{restore_confirmed, tree_of};
+use super::exec_restore::{restore_confirmed, tree_of, try_take};
 
 /// The tree `git write-tree` makes of a copy of the index (`None` when git refuses).
 fn index_tree_git_would_write(rig: &Rig) -> Option<String> {
@@ -32,27 +31,10 @@ fn index_tree_git_would_write(rig: &Rig) -> Option<String> {
 
 /// A restore point of the rig's repository.
 async fn taken(rig: &Rig) -> RestorePoint {
-    let repo = gitward::git::repo::open(
-        rig.exec.config(),
-        "repoPath",
-        &rig.repo.display().to_string(),
-        &rig.cancel,
-    )
-    .await
-    .unwrap();
-    let mut store = rig.store();
-    restore::take(
-        &mut store,
-        &repo,
-        &rig.cancel,
-        &["refs/heads/main".to_owned()],
-        None,
-        Some("test"),
-        &Caps::default(),
-        Timestamp::now(),
-    )
-    .await
-    .unwrap()
+    let refs = ["refs/heads/main".to_owned()];
+    try_take(rig, &mut rig.store(), &Caps::default(), &refs)
+        .await
+        .unwrap()
 }
 
 /// Both trees of `point` against what git writes.
