@@ -7,7 +7,7 @@
 //!
 //! An [`Import`] is written piece by piece. Started early, the process runs while the
 //! caller still works out the rest of the stream and is handed each piece as it comes
-//! ([`feed`]); otherwise it starts at [`Import::finish`] with the whole stream. Refs move
+//! (`feed`); otherwise it starts at [`Import::finish`] with the whole stream. Refs move
 //! only at the end of a run that reached `done`: an import dropped before it finished
 //! resets every ref it named and ends cleanly, so it moves none and leaves no crash report.
 //!
@@ -274,7 +274,7 @@ impl Stream {
 
 impl<'g> Import<'g> {
     /// An import into `git`'s repository whose commits are dated `when`. With `early`,
-    /// the process starts now when a turn for it is free (see [`feed`]); otherwise, or
+    /// the process starts now when a turn for it is free (see `feed`); otherwise, or
     /// when none is, it starts at [`Import::finish`].
     pub fn new(git: &Git<'g>, when: i64, early: bool) -> Import<'g> {
         let started = early
@@ -361,7 +361,7 @@ impl Drop for Import<'_> {
     /// An unfinished import that runs already is ended cleanly in the background: every
     /// ref it named is reset to nothing, so none moves, and the objects written stay
     /// unreferenced until git's own pruning removes them. (One dropped while it finishes
-    /// is killed instead, with its call: see [`feed`].)
+    /// is killed instead, with its call: see `feed`.)
     fn drop(&mut self) {
         if let Some(Run::Started(feed)) = self.run.take() {
             self.stream.abandon();

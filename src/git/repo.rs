@@ -51,7 +51,7 @@ pub struct Repo {
     /// or where git would look for them).
     pub(crate) status_inputs: Vec<PathBuf>,
     /// Some setting makes git judge worktree files by more than stat data and bytes
-    /// ([`super::drivers`]); in-process readers of file states leave them to git.
+    /// (`super::drivers`); in-process readers of file states leave them to git.
     pub converts_files: bool,
     /// Further files whose change means the repository must be checked again (the
     /// alternates files read when checking the allowed roots).

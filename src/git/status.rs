@@ -106,7 +106,7 @@ impl StatusQuery<'_> {
 
     /// Runs the query, feeding each record to `parser` as it arrives. With the user's
     /// builtin fsmonitor daemon, an answer git gave before is replayed instead while
-    /// nothing it depends on has changed ([`super::status_cache`]).
+    /// nothing it depends on has changed (`super::status_cache`).
     pub async fn stream<P: RecordParser>(&self, git: &Git<'_>, parser: P) -> Result<P, GitError> {
         let argv = with_builtin_fsmonitor(git.repo.builtin_fsmonitor, self.argv());
         let plan = if git.repo.builtin_fsmonitor {

@@ -1,6 +1,6 @@
 //! `git log -z --format=<FORMAT>` (also `rev-list`-style walks and `show -s`).
 //!
-//! We ask git for a fixed list of fields, each ended by NUL ([`format`]); with `-z` git
+//! We ask git for a fixed list of fields, each ended by NUL ([`format()`]); with `-z` git
 //! also ends each commit with a NUL. A commit is therefore exactly `FIELDS.len()`
 //! NUL-terminated fields, then one empty record; nothing inside a field can contain NUL
 //! (git refuses NUL in commit messages), so the grammar is unambiguous:

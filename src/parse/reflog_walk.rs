@@ -1,7 +1,7 @@
 //! `git log -g -z --date=raw --format=<FORMAT> <ref>...`: reflog entries read through git,
 //! for repositories whose refs live in a reftable rather than in files.
 //!
-//! Every field ends with NUL ([`format`]) and `-z` ends every entry with one more NUL, so
+//! Every field ends with NUL ([`format()`]) and `-z` ends every entry with one more NUL, so
 //! an entry is exactly five NUL-terminated fields, then one empty record:
 //!
 //! ```text

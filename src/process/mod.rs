@@ -1,7 +1,7 @@
 //! The one door through which gitward starts other programs.
 //!
 //! Every child is started here, and only here (`clippy.toml` forbids `Command::new`
-//! elsewhere): argv only, never a shell; a scrubbed environment ([`env`]); stdin closed,
+//! elsewhere): argv only, never a shell; a scrubbed environment ([`mod@env`]); stdin closed,
 //! fed from bytes or from a pipe the caller writes; stdout and stderr drained
 //! concurrently so neither pipe can fill and deadlock the child; stdout handed to a
 //! [`Sink`] that may stop early; stderr capped; a deadline on every call; cancellation

@@ -41,7 +41,7 @@ pub const MAX_FILES: usize = 300;
 /// The largest raw patch read.
 const PATCH_CAP: usize = 32 * 1024 * 1024;
 /// Context lines that make every hunk a whole file: more lines than a patch under
-/// [`PATCH_CAP`] can hold, and far from overflowing git's arithmetic.
+/// `PATCH_CAP` can hold, and far from overflowing git's arithmetic.
 pub const FULL_CONTEXT: u32 = 100_000_000;
 
 /// What to compare.

@@ -17,7 +17,7 @@
 /// Longest `tasks.md` read.
 const TASKS_CAP: u64 = 8 * 1024 * 1024;
 
-/// The text of a `tasks.md`: a regular file, not a symlink, at most [`TASKS_CAP`] bytes.
+/// The text of a `tasks.md`: a regular file, not a symlink, at most `TASKS_CAP` bytes.
 pub fn read(path: &std::path::Path) -> std::io::Result<String> {
     use crate::safe_file::Refusal;
     use std::io::{Error, ErrorKind};

@@ -79,7 +79,7 @@ fn undocument(branch: &mut Value, described: bool) {
     }
 }
 
-/// An output schema without prose, records below [`OUTPUT_LEVELS`] typed only, its
+/// An output schema without prose, records below `OUTPUT_LEVELS` typed only, its
 /// repeated sub-schemas moved to `$defs`.
 pub fn terse_output(mut schema: Value) -> Value {
     strip_prose(&mut schema);

@@ -434,7 +434,7 @@ impl Handler {
 const SETTLE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Waits for every observer's [`Settled`] (a dropped one counts as settled), at most
-/// [`SETTLE_LIMIT`] in all.
+/// `SETTLE_LIMIT` in all.
 pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
     let all = async {
         for settled in pending {

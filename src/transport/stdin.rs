@@ -25,14 +25,13 @@ impl StdinFrames {
     /// a buffer of `capacity` bytes.
     pub(super) fn start(ahead: Vec<u8>, capacity: usize) -> StdinFrames {
         let (tx, rx) = mpsc::channel(1);
+        let on_failure = tx.clone();
         let spawned = std::thread::Builder::new()
             .name("gitward-stdin".into())
             .spawn(move || read_frames(ahead, capacity, &tx));
         if let Err(e) = spawned {
             // The loop learns of it from its first read, and stops as on a read error.
-            let (tx, rx) = mpsc::channel(1);
-            let _ = tx.try_send(Err(e));
-            return StdinFrames { rx };
+            let _ = on_failure.try_send(Err(e));
         }
         StdinFrames { rx }
     }

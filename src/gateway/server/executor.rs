@@ -14,7 +14,7 @@
 //! gateway's own writes; git's `index.lock` and guarded `update-ref` take care of
 //! everything else. After a crash, [`Executor::reconcile_at_start`] ends every
 //! `executing` proposal by comparing the repository with its intent — never by running it
-//! again (see [`reconcile`]).
+//! again (see `reconcile`).
 
 mod prepare;
 mod reconcile;

@@ -17,7 +17,7 @@
 //!    branch with `-d`. Every git command is recorded, and a failed step returns a named
 //!    recovery with what is done and what remains.
 //!
-//! [`steps`] names every step and the plan each stopping point leaves; [`finalize`] runs
+//! [`steps`] names every step and the plan each stopping point leaves; `finalize` runs
 //! steps 3 and 4, one function per step.
 
 mod finalize;
