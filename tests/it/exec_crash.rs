@@ -9,8 +9,10 @@ use std::sync::Arc;
 use gitward::config::Config;
 use gitward::gateway::api::{FailureKind, Status};
 use gitward::gateway::server::executor::Executor;
+use gitward::gateway::server::restore;
 use gitward::gateway::server::store::Settings;
-use gitward::operation::crash;
+use gitward::operation::{self, Pins, crash};
+use jiff::Timestamp;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -119,4 +121,86 @@ async fn a_crash_at_each_point_is_reconciled_never_rerun() {
             assert_eq!(std::fs::read(rig.repo.join(".git/index")).unwrap(), index);
         }
     }
+}
+
+/// Refs of restore point `id` in `repo`, as a crash after they were written and before
+/// the point's record was leaves them.
+fn refs_without_record(rig: &Rig, repo: &std::path::Path, id: &str) {
+    let name = format!("refs/gitward/restore/{id}/HEAD");
+    rig.fx.git(repo, &["update-ref", &name, "HEAD"]);
+}
+
+fn point_refs(rig: &Rig, repo: &std::path::Path) -> String {
+    let listed = ["for-each-ref", "--format=%(refname)", "refs/gitward/restore/"];
+    rig.fx.git(repo, &listed)
+}
+
+#[tokio::test]
+async fn points_noted_before_a_crash_are_settled_in_every_repository() {
+    let rig = Rig::new();
+    rig.fx.write(&rig.repo, "a.txt", "changed\n");
+    let (lost, kept) = (rig.twin("lost"), rig.twin("kept"));
+    let fields = json!({"message": "m", "stageAll": true});
+    let id = rig.propose("commit", fields.clone()).await.unwrap();
+    rig.approve(&id);
+    let mut store = rig.store();
+    store
+        .claim(&id, &json!({"phase": "claimed"}), Timestamp::now())
+        .unwrap();
+    let pins = Pins(store.pins(&id).unwrap().unwrap());
+    let intent = operation::find("commit")
+        .unwrap()
+        .intent(fields.as_object().unwrap(), &pins)
+        .unwrap();
+    let ids: Vec<String> = (0..3).map(|_| restore::new_id(Timestamp::now())).collect();
+    // The proposal's own point and the first further one got as far as their refs; the
+    // second further one was recorded, and then the intent record was not updated.
+    refs_without_record(&rig, &rig.repo, &ids[0]);
+    refs_without_record(&rig, &lost, &ids[1]);
+    let kept_repo = gitward::git::repo::open(
+        rig.exec.config(),
+        "repoPath",
+        &kept.display().to_string(),
+        &rig.cancel,
+    )
+    .await
+    .unwrap();
+    let what = restore::Capture {
+        refs: &["refs/heads/main".to_owned()],
+        preview_id: Some(&id),
+        operation_type: Some("commit"),
+        caps: &restore::Caps::default(),
+    };
+    let steps = restore::Steps::default();
+    let now = Timestamp::now();
+    restore::take_as(&mut store, &kept_repo, &rig.cancel, &ids[2], &what, now, &steps)
+        .await
+        .unwrap();
+    let other = |path: &std::path::Path, pending: &str| {
+        json!({"repoPath": path, "intent": null, "restorePointPending": pending,
+               "restorePointId": null})
+    };
+    let record = json!({
+        "phase": "intent",
+        "repoPath": rig.repo,
+        "intent": intent,
+        "restorePointPending": ids[0],
+        "others": [other(&lost, &ids[1]), other(&kept, &ids[2])],
+    });
+    store.update_intent(&id, &record, Timestamp::now()).unwrap();
+
+    let ended = rig.exec.reconcile_at_start(&rig.cancel).await.unwrap();
+    let result = ended[0].result.as_ref().unwrap();
+    assert_eq!(result.failure, Some(FailureKind::Interrupted), "{result:?}");
+    assert_eq!(result.restore_point_id, None);
+    let listed: Vec<&serde_json::Value> = result.fields["restorePoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["restorePointId"])
+        .collect();
+    assert_eq!(listed, [&json!(null), &json!(null), &json!(ids[2])]);
+    assert_eq!(point_refs(&rig, &rig.repo), "");
+    assert_eq!(point_refs(&rig, &lost), "");
+    assert!(point_refs(&rig, &kept).contains(&ids[2]));
 }

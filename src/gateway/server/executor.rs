@@ -317,7 +317,7 @@ impl Executor {
         let mut store = self.store()?;
         let mut out = Vec::new();
         for mut executing in store.list_executing()? {
-            reconcile::settle_point(&store, &self.config, &mut executing, cancel).await;
+            reconcile::settle_points(&store, &self.config, &mut executing, cancel).await;
             let outcome = reconcile::decide(&self.config, &executing, cancel).await;
             let id = executing.record.preview_id.clone();
             out.push(store.reconcile(&id, &outcome, Timestamp::now())?);

@@ -26,10 +26,11 @@ fn interrupted(point: Option<String>, found: Value) -> Reconciled {
     })
 }
 
-/// Settles the restore point an execution noted before taking it and never confirmed:
-/// one recorded (the crash came after its record) becomes the proposal's restore point;
-/// the refs of one never recorded are deleted, or they would keep their objects forever.
-pub async fn settle_point(
+/// Settles the restore points an execution noted before taking them and never confirmed,
+/// its own and each further repository's: one recorded (the crash came after its record)
+/// becomes that repository's restore point; the refs of one never recorded are deleted,
+/// or they would keep their objects forever.
+pub async fn settle_points(
     store: &Store,
     config: &Config,
     executing: &mut Executing,
@@ -38,13 +39,27 @@ pub async fn settle_point(
     let Some(record) = executing.intent.as_mut() else {
         return;
     };
+    settle_point(store, config, record, cancel).await;
+    for other in record["others"].as_array_mut().into_iter().flatten() {
+        settle_point(store, config, other, cancel).await;
+    }
+}
+
+/// [`settle_points`] for one repository's entry (`repoPath`, `restorePointPending`,
+/// `restorePointId`).
+async fn settle_point(
+    store: &Store,
+    config: &Config,
+    entry: &mut Value,
+    cancel: &CancellationToken,
+) {
     let (Some(pending), None) = (
-        record["restorePointPending"].as_str().map(str::to_owned),
-        record["restorePointId"].as_str(),
+        entry["restorePointPending"].as_str().map(str::to_owned),
+        entry["restorePointId"].as_str(),
     ) else {
         return;
     };
-    let Some(path) = record["repoPath"].as_str() else {
+    let Some(path) = entry["repoPath"].as_str() else {
         return;
     };
     // A repository that cannot be opened keeps the refs; its restore points are out of
@@ -53,7 +68,7 @@ pub async fn settle_point(
         return;
     };
     if let Ok(true) = restore::settle_unrecorded(store, &repo, cancel, &pending).await {
-        record["restorePointId"] = json!(pending);
+        entry["restorePointId"] = json!(pending);
     }
 }
 

@@ -24,6 +24,8 @@ use crate::operation::{Ctx, Fields, OpError, Operation, Pins};
 pub(super) struct Other {
     pub repo: std::sync::Arc<Repo>,
     pub intent: Intent,
+    /// The id its restore point will have, noted in the intent record before it is taken.
+    pub pending: String,
     pub point: Option<RestorePoint>,
 }
 
@@ -42,6 +44,7 @@ pub(super) async fn open(
         out.push(Other {
             repo,
             intent,
+            pending: restore::new_id(Timestamp::now()),
             point: None,
         });
     }
@@ -70,6 +73,7 @@ pub(super) fn record(others: &[Other]) -> Value {
         others
             .iter()
             .map(|o| json!({"repoPath": o.repo.display(), "intent": o.intent,
+                        "restorePointPending": o.pending,
                         "restorePointId": o.point.as_ref().map(|p| p.id.as_str())}))
             .collect::<Vec<_>>()
     )
@@ -86,17 +90,15 @@ pub(super) async fn take_points(
 ) -> Result<(), RestoreError> {
     for o in others.iter_mut() {
         let refs = o.intent.refs();
-        let point = restore::take(
-            store,
-            &o.repo,
-            cancel,
-            &refs,
-            Some(preview_id),
-            Some(kind),
+        let what = restore::Capture {
+            refs: &refs,
+            preview_id: Some(preview_id),
+            operation_type: Some(kind),
             caps,
-            Timestamp::now(),
-        )
-        .await?;
+        };
+        let (now, steps) = (Timestamp::now(), restore::Steps::default());
+        let point =
+            restore::take_as(store, &o.repo, cancel, &o.pending, &what, now, &steps).await?;
         o.point = Some(point);
     }
     Ok(())
