@@ -11,12 +11,13 @@ use gitward::gateway::api::{FailureKind, Status};
 use gitward::gateway::server::executor::Executor;
 use gitward::gateway::server::restore;
 use gitward::gateway::server::store::Settings;
-use gitward::operation::{self, Pins, crash};
+use gitward::operation::crash;
 use jiff::Timestamp;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::exec_ops::Rig;
+use super::exec_restore::claimed_commit;
 
 const CHILD: &str = "GITWARD_TEST_CRASH_CHILD";
 
@@ -131,7 +132,11 @@ fn refs_without_record(rig: &Rig, repo: &std::path::Path, id: &str) {
 }
 
 fn point_refs(rig: &Rig, repo: &std::path::Path) -> String {
-    let listed = ["for-each-ref", "--format=%(refname)", "refs/gitward/restore/"];
+    let listed = [
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/gitward/restore/",
+    ];
     rig.fx.git(repo, &listed)
 }
 
@@ -141,17 +146,7 @@ async fn points_noted_before_a_crash_are_settled_in_every_repository() {
     rig.fx.write(&rig.repo, "a.txt", "changed\n");
     let (lost, kept) = (rig.twin("lost"), rig.twin("kept"));
     let fields = json!({"message": "m", "stageAll": true});
-    let id = rig.propose("commit", fields.clone()).await.unwrap();
-    rig.approve(&id);
-    let mut store = rig.store();
-    store
-        .claim(&id, &json!({"phase": "claimed"}), Timestamp::now())
-        .unwrap();
-    let pins = Pins(store.pins(&id).unwrap().unwrap());
-    let intent = operation::find("commit")
-        .unwrap()
-        .intent(fields.as_object().unwrap(), &pins)
-        .unwrap();
+    let (id, mut store, intent) = claimed_commit(&rig, &fields).await;
     let ids: Vec<String> = (0..3).map(|_| restore::new_id(Timestamp::now())).collect();
     // The proposal's own point and the first further one got as far as their refs; the
     // second further one was recorded, and then the intent record was not updated.
@@ -173,9 +168,17 @@ async fn points_noted_before_a_crash_are_settled_in_every_repository() {
     };
     let steps = restore::Steps::default();
     let now = Timestamp::now();
-    restore::take_as(&mut store, &kept_repo, &rig.cancel, &ids[2], &what, now, &steps)
-        .await
-        .unwrap();
+    restore::take_as(
+        &mut store,
+        &kept_repo,
+        &rig.cancel,
+        &ids[2],
+        &what,
+        now,
+        &steps,
+    )
+    .await
+    .unwrap();
     let other = |path: &std::path::Path, pending: &str| {
         json!({"repoPath": path, "intent": null, "restorePointPending": pending,
                "restorePointId": null})

@@ -12,6 +12,7 @@ use gitward::gateway::api::{FailureKind, Status};
 use gitward::gateway::server::restore::{self, Caps, RestoreError, Retention};
 use gitward::gateway::server::store::{RestorePoint, Store};
 use gitward::git::Repo;
+use gitward::operation::intent::Intent;
 use gitward::operation::{self, Pins};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -403,9 +404,9 @@ async fn restoring_a_branch_or_worktree_operation_puts_the_refs_back() {
     assert!(rig.git(&["branch", "--list", "task"]).contains("task"));
 }
 
-/// Claims an approved proposal and records its intent as the executor would, then stops
-/// (the crash); `write` runs plain git in between when the crash came after the write.
-async fn crash_after_intent(rig: &Rig, fields: Value, write: bool) -> String {
+/// A commit of `fields`, proposed, approved and claimed as the executor claims it, with
+/// the intent the executor would record: `(id, store, intent)`.
+pub async fn claimed_commit(rig: &Rig, fields: &Value) -> (String, Store, Intent) {
     let id = rig.propose("commit", fields.clone()).await.unwrap();
     rig.approve(&id);
     let mut store = rig.store();
@@ -415,6 +416,13 @@ async fn crash_after_intent(rig: &Rig, fields: Value, write: bool) -> String {
     let pins = Pins(store.pins(&id).unwrap().unwrap());
     let op = operation::find("commit").unwrap();
     let intent = op.intent(fields.as_object().unwrap(), &pins).unwrap();
+    (id, store, intent)
+}
+
+/// Claims an approved proposal and records its intent as the executor would, then stops
+/// (the crash); `write` runs plain git in between when the crash came after the write.
+async fn crash_after_intent(rig: &Rig, fields: Value, write: bool) -> String {
+    let (id, mut store, intent) = claimed_commit(rig, &fields).await;
     let repo = open(rig).await;
     let point = restore::take(
         &mut store,
