@@ -26,10 +26,11 @@ mod apply;
 mod capture;
 mod files;
 mod steps;
+mod take;
 mod worktree;
 
 pub use steps::{Step, Steps};
-use worktree::Planned;
+pub use take::{Capture, take, take_as, take_timed};
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -40,7 +41,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
-use crate::git::fast_import::{Import, Written};
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, GitError, Oid, Repo, refs};
 use crate::operation::{Moved, OpError, pins};
@@ -141,236 +141,6 @@ pub fn new_id(now: Timestamp) -> String {
     let stamp = now.strftime("%Y%m%dT%H%M%S%3fZ").to_string();
     let random = uuid::Uuid::new_v4().simple().to_string();
     format!("rp_{stamp}_{}", &random[..8])
-}
-
-/// Takes a restore point of `repo` before a write that may move `refs`, and records it.
-#[allow(clippy::too_many_arguments)]
-pub async fn take(
-    store: &mut Store,
-    repo: &Repo,
-    cancel: &CancellationToken,
-    refs: &[String],
-    preview_id: Option<&str>,
-    operation_type: Option<&str>,
-    caps: &Caps,
-    now: Timestamp,
-) -> Result<RestorePoint, RestoreError> {
-    let steps = Steps::default();
-    let what = Capture {
-        refs,
-        preview_id,
-        operation_type,
-        caps,
-    };
-    take_timed(store, repo, cancel, &what, now, &steps).await
-}
-
-/// What [`take_timed`] captures: the refs the write may move, the proposal it is for, and
-/// the caps.
-pub struct Capture<'a> {
-    pub refs: &'a [String],
-    pub preview_id: Option<&'a str>,
-    pub operation_type: Option<&'a str>,
-    pub caps: &'a Caps,
-}
-
-/// [`take`], recording when each step ran in `steps`.
-pub async fn take_timed(
-    store: &mut Store,
-    repo: &Repo,
-    cancel: &CancellationToken,
-    what: &Capture<'_>,
-    now: Timestamp,
-    steps: &Steps,
-) -> Result<RestorePoint, RestoreError> {
-    take_as(store, repo, cancel, &new_id(now), what, now, steps).await
-}
-
-/// [`take_timed`] under the id `id` (from [`new_id`]), which the caller may note before
-/// the point exists: a crash after the point's refs moved and before its record is
-/// written leaves refs that only that note leads to ([`settle_unrecorded`]).
-pub async fn take_as(
-    store: &mut Store,
-    repo: &Repo,
-    cancel: &CancellationToken,
-    id: &str,
-    what: &Capture<'_>,
-    now: Timestamp,
-    steps: &Steps,
-) -> Result<RestorePoint, RestoreError> {
-    let Capture {
-        preview_id,
-        operation_type,
-        ..
-    } = *what;
-    let git = Git::new(repo, cancel);
-    let id = id.to_owned();
-    // Read before the index is, so the time is never newer than the bytes kept.
-    let index_mtime = capture::index_mtime(repo);
-    let mut captured = json!({
-        "head": null,
-        "refs": null,
-        "index": null,
-        "worktree": null,
-        "state": null,
-        "indexMtimeNs": index_mtime,
-    });
-    // With a worktree, fast-import starts now and is handed the point's refs and objects
-    // while the worktree is listed, leaving only the worktree commit for after it. Until
-    // it finishes no ref moves: a failure before then leaves nothing behind.
-    let mut import = Import::new(&git, now.as_second(), repo.worktree.is_some());
-    let prepared = prepare(&git, &mut import, &id, what, &mut captured, steps).await;
-    let (kept, worktree, skipped) = match prepared {
-        Ok(prepared) => prepared,
-        Err(e) => {
-            import.abandon().await;
-            return Err(e);
-        }
-    };
-    let (counter, marks, base) = match worktree {
-        Some(planned) => {
-            let marks = import.commit(planned.commit);
-            (Some(planned.counter), Some(marks), planned.base)
-        }
-        None => (None, None, None),
-    };
-    let written = steps.time("commit and refs", import.finish()).await;
-    let pinned = match written {
-        Ok(written) => finish_refs(&git, &mut captured, kept, &written)
-            .await
-            .map(|()| written),
-        Err(e) => Err(e.into()),
-    };
-    let written = match pinned {
-        Ok(written) => written,
-        Err(e) => {
-            // Whatever refs were made before the failure go with it.
-            let _ = delete_refs(&git, &id).await;
-            return Err(e.into());
-        }
-    };
-    if let (Some(counter), Some(marks)) = (counter, marks) {
-        let blobs = marks
-            .blobs
-            .iter()
-            .map(|m| written.object(*m))
-            .collect::<Result<Vec<_>, _>>()?;
-        let commit = written.object(marks.commit)?;
-        let tree = written.tree(marks.commit)?;
-        let hashed = counter.hashed(&blobs);
-        captured["worktree"] = match base {
-            Some(base) => json!({
-                "commit": commit.as_str(),
-                "base": base.as_str(),
-                "changes": tree.as_str(),
-                "hashed": hashed,
-            }),
-            None => json!({"commit": commit.as_str(), "tree": tree.as_str(), "hashed": hashed}),
-        };
-    }
-    crate::operation::crash::point(crate::operation::crash::RESTORE_REFS_WRITTEN);
-    let point = RestorePoint {
-        id,
-        repo_path: repo.display(),
-        preview_id: preview_id.map(str::to_owned),
-        operation_type: operation_type.map(str::to_owned),
-        created_at: now,
-        captured,
-        skipped: Value::Array(skipped),
-    };
-    steps
-        .time("record", async { store.insert_restore_point(&point) })
-        .await?;
-    crate::operation::crash::point(crate::operation::crash::RESTORE_POINT_RECORDED);
-    Ok(point)
-}
-
-/// Everything of the point but the end of the fast-import run: HEAD, refs, state files,
-/// and with a worktree the index and the worktree commit (returned with what tells how
-/// many files it stores).
-async fn prepare(
-    git: &Git<'_>,
-    import: &mut Import<'_>,
-    id: &str,
-    what: &Capture<'_>,
-    captured: &mut Value,
-    steps: &Steps,
-) -> Result<(capture::Kept, Option<Planned>, Vec<Value>), RestoreError> {
-    let repo = git.repo;
-    if let Some(top) = repo.worktree.as_deref() {
-        let (kept, planned, skipped) =
-            with_worktree(git, import, top, id, what, captured, steps).await?;
-        return Ok((kept, Some(planned), skipped));
-    }
-    let (found, state) = tokio::join!(
-        capture::refs(git, what.refs),
-        capture::state(git, &repo.git_dir)
-    );
-    let (head, refmap) = found?;
-    (captured["head"], captured["refs"]) = (head, json!(refmap));
-    let kept = capture::keep(import, id, captured, None, state?)?;
-    Ok((kept, None, Vec::new()))
-}
-
-/// Reads back what fast-import wrote for `kept` into `captured`, and creates the refs it
-/// does not (tags and other refs that may name any object).
-async fn finish_refs(
-    git: &Git<'_>,
-    captured: &mut Value,
-    kept: capture::Kept,
-    written: &Written,
-) -> Result<(), OpError> {
-    capture::fill(captured, &kept, written)?;
-    kept.others.commit(git, None).await?;
-    Ok(())
-}
-
-/// The reads of a repository with a worktree, side by side: refs, state files and the
-/// index, handed to `import` as soon as they are known, beside the listing of the
-/// worktree's changes; the worktree commit is planned once the index tree and the
-/// changes are known. Fills `captured` with HEAD and the refs.
-async fn with_worktree(
-    git: &Git<'_>,
-    import: &mut Import<'_>,
-    top: &std::path::Path,
-    id: &str,
-    what: &Capture<'_>,
-    captured: &mut Value,
-    steps: &Steps,
-) -> Result<(capture::Kept, Planned, Vec<Value>), RestoreError> {
-    let repo = git.repo;
-    let known = async {
-        let (found, state, index) = tokio::join!(
-            steps.time("refs", capture::refs(git, what.refs)),
-            steps.time("state files", capture::state(git, &repo.git_dir)),
-            capture::index(git, &mut *import, steps),
-        );
-        let (head, refmap) = found?;
-        captured["head"] = head;
-        captured["refs"] = json!(refmap);
-        let mut index = index?;
-        let (tree, copy) = (index.tree.clone(), index.copy.take());
-        let kept = capture::keep(import, id, captured, Some(index), state?)?;
-        Ok::<_, OpError>((kept, tree, copy))
-    };
-    let (known, listed) = tokio::join!(known, worktree::changes(git, top, what.caps, steps));
-    let (kept, tree, copy) = known?;
-    let commit = (
-        format!("{}worktree", ref_base(id)),
-        format!("gitward restore point {id}: worktree\n"),
-    );
-    let (planned, skipped) = worktree::plan(
-        git,
-        copy,
-        top,
-        listed?,
-        tree.as_ref(),
-        what.caps,
-        commit,
-        steps,
-    )
-    .await?;
-    Ok((kept, planned, skipped))
 }
 
 fn ref_names(captured: &Value) -> Vec<String> {
