@@ -194,6 +194,30 @@ fn sigint_past_the_bound_aborts_the_rebase_and_puts_the_repository_back() {
     assert_eq!(status, Status::Failed);
 }
 
+/// Runs a gateway that must refuse to start: its output once it exited; one still
+/// running after a while is stopped and the test fails.
+fn refused(mut cmd: std::process::Command) -> std::process::Output {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "a second gateway started on the same store: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_second_gateway_on_the_same_store_refuses_and_touches_nothing() {
     let fx = Fixture::new();
@@ -208,13 +232,11 @@ fn a_second_gateway_on_the_same_store_refuses_and_touches_nothing() {
         .collect();
 
     let root = fx.root().display().to_string();
-    let second = command(
+    let second = refused(command(
         &fx,
         &["gateway", "--addr", "127.0.0.1:0", "--allowed-root", &root],
         &[],
-    )
-    .output()
-    .unwrap();
+    ));
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(!second.status.success(), "{err}");
     assert_eq!(second.stdout, b"", "no start-up line");
@@ -227,7 +249,7 @@ fn a_second_gateway_on_the_same_store_refuses_and_touches_nothing() {
     }
     // The same store named with --db from elsewhere is refused too.
     let db = run_files.join("gateway.db").display().to_string();
-    let third = command(
+    let third = refused(command(
         &fx,
         &[
             "gateway",
@@ -239,9 +261,7 @@ fn a_second_gateway_on_the_same_store_refuses_and_touches_nothing() {
             &root,
         ],
         &[("FLUXGIT_RUN_DIR", fx.path("other-run").to_str().unwrap())],
-    )
-    .output()
-    .unwrap();
+    ));
     assert!(!third.status.success());
     assert!(String::from_utf8_lossy(&third.stderr).contains("pid"));
 
