@@ -11,8 +11,9 @@ use clap::Args;
 use super::startup::{runtime, start_audit};
 use crate::config::{Config, vars};
 use crate::gateway::addr::GatewayAddr;
+use crate::gateway::server::instance::Instance;
 use crate::gateway::server::policy::Policy;
-use crate::gateway::server::run::{self, Options};
+use crate::gateway::server::run::{self, Options, Stopped};
 use crate::gateway::server::store::Settings;
 use crate::process::opener;
 
@@ -44,6 +45,11 @@ pub struct GatewayArgs {
     /// Pending proposals one agent may have at once.
     #[arg(long, value_name = "N", default_value_t = 20)]
     max_pending_per_agent: u32,
+    /// On SIGINT or SIGTERM, how long a running write may take to finish before it is
+    /// stopped, its git operation aborted and its repository put back (a second signal
+    /// stops at once).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    stop_timeout: Duration,
 }
 
 /// `90s`, `30m`, `2h` or a number of seconds.
@@ -75,7 +81,7 @@ fn refuse(why: &str) -> ExitCode {
 impl GatewayArgs {
     pub fn run(self) -> ExitCode {
         match self.options() {
-            Ok(options) => gateway(options, self.open),
+            Ok(options) => gateway(options, self.open, self.stop_timeout),
             Err(why) => refuse(&why),
         }
     }
@@ -128,7 +134,13 @@ impl GatewayArgs {
     }
 }
 
-fn gateway(mut options: Options, open: bool) -> ExitCode {
+fn gateway(mut options: Options, open: bool, grace: Duration) -> ExitCode {
+    // Before anything is opened or written: a second gateway on this store or run
+    // directory touches nothing.
+    let mut instance = match Instance::acquire(&options.db, options.gateway_dir.as_deref()) {
+        Ok(instance) => instance,
+        Err(why) => return refuse(&why),
+    };
     let opener = open.then(|| {
         let env = crate::config::Env::read();
         opener::resolve(
@@ -150,6 +162,11 @@ fn gateway(mut options: Options, open: bool) -> ExitCode {
             Ok(started) => started,
             Err(why) => return refuse(&why),
         };
+        instance.note(&serde_json::json!({
+            "pid": std::process::id(),
+            "handshake": started.line["handshake"],
+            "ui": started.line["ui"],
+        }));
         {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{}", started.line);
@@ -163,13 +180,17 @@ fn gateway(mut options: Options, open: bool) -> ExitCode {
             // Beside serving: the page must answer while the browser comes up.
             tokio::spawn(open_login(opener, login));
         }
-        run::serve(started, signalled()).await;
-        ExitCode::SUCCESS
+        match run::serve(started, signals(), grace).await {
+            Stopped::Clean | Stopped::Listener => ExitCode::SUCCESS,
+            Stopped::Interrupted | Stopped::AtOnce => ExitCode::FAILURE,
+        }
     });
     runtime.shutdown_background();
     if let Some(writer) = audit {
         writer.finish();
     }
+    // Held to the very end: the ledger is finished before another gateway may start.
+    drop(instance);
     code
 }
 
@@ -192,19 +213,33 @@ async fn open_login(opener: Result<PathBuf, String>, login: String) {
     }
 }
 
-/// Resolves at SIGTERM or SIGINT.
-async fn signalled() {
+/// Every SIGTERM and SIGINT, by name, as they come. Installed before serving starts, so
+/// from then on a signal never ends the process by default: the first asks for a clean
+/// stop, the second for an immediate one.
+fn signals() -> tokio::sync::mpsc::UnboundedReceiver<&'static str> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    match (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::spawn(async move {
+                loop {
+                    let name = tokio::select! {
+                        Some(()) = term.recv() => "SIGTERM",
+                        Some(()) = int.recv() => "SIGINT",
+                        else => return,
+                    };
+                    if tx.send(name).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        _ => eprintln!("gitward gateway: cannot watch SIGTERM/SIGINT; a signal stops at once"),
     }
+    rx
 }
 
 #[cfg(test)]

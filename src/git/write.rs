@@ -46,6 +46,10 @@ const WRITE_OVERRIDES: &[&str] = &[
     "maintenance.auto=false",
 ];
 
+/// How long a cancelled write may take to exit after `SIGTERM`: git then removes its lock
+/// files, so the operation it was in can be aborted cleanly.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// Stdout and stderr kept per command; the rest is dropped.
 const OUTPUT_CAP: usize = 256 * 1024;
 
@@ -102,6 +106,7 @@ impl<'a> GitWrite<'a> {
         let done = Invocation::new(Program::Git)
             .dir(self.dir)
             .timeout(self.timeout)
+            .terminate_first(STOP_GRACE)
             .args(WRITE_OVERRIDES.iter().copied())
             .args(args)
             .capture(OUTPUT_CAP, self.cancel)

@@ -60,6 +60,22 @@ impl GitWrite<'_> {
         self.run(["merge", "--abort"]).await
     }
 
+    /// `git <kind> --abort` for an operation git stopped in the middle of (`rebase`, `am`,
+    /// `merge`, `cherry-pick`, `revert`): back to where it started. `None` for a kind
+    /// that has no `--abort`.
+    pub async fn abort_in_progress(&self, kind: &str) -> Option<Result<Ran, RunError>> {
+        let kind = ["rebase", "am", "merge", "cherry-pick", "revert"]
+            .into_iter()
+            .find(|k| *k == kind)?;
+        Some(self.run([kind, "--abort"]).await)
+    }
+
+    /// `git rebase --continue` of a rebase that has nothing left to replay: it only
+    /// moves the branch to the rebased commits and checks it out again.
+    pub async fn rebase_continue(&self) -> Result<Ran, RunError> {
+        self.run(["rebase", "--continue"]).await
+    }
+
     /// `git reset --merge`: undoes a merge that left no `MERGE_HEAD` (a squash),
     /// keeping unrelated local changes.
     pub async fn reset_merge(&self) -> Result<Ran, RunError> {

@@ -21,7 +21,8 @@ pub const RESTORE_REFS_WRITTEN: &str = "restore-refs-written";
 pub const RESTORE_POINT_RECORDED: &str = "restore-point-recorded";
 /// The restore point is taken; the operation's write has not started.
 pub const AFTER_RESTORE_POINT: &str = "after-restore-point";
-/// Inside the write, between its steps (a commit: staged, not committed).
+/// Inside the write, between its steps (a commit: staged, not committed; a rebase:
+/// stopped at a conflict, not yet aborted — git is mid-rebase).
 pub const MID_WRITE: &str = "mid-write";
 /// The write is done; the proposal is not yet marked completed.
 pub const AFTER_WRITE: &str = "after-write";

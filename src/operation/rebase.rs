@@ -238,6 +238,8 @@ impl Operation for Rebase {
             .await
             .map_err(|e| OpError::git(e.to_string()))?;
         if !ran.ok() {
+            // Stopped at a conflict, not yet aborted: git is mid-rebase.
+            super::crash::point(super::crash::MID_WRITE);
             return Err(preview::stopped(ctx, &w, &ran.combined()).await);
         }
         let git = Git::new(ctx.repo, ctx.cancel);

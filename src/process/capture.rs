@@ -3,7 +3,7 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
@@ -125,6 +125,7 @@ async fn run_within<S: Sink>(
         tokio::select! {
             biased;
             _ = cancel.cancelled() => {
+                terminate(&handle, pid, inv.term_grace).await;
                 kill(&handle, turn.take());
                 return Err(RunError::Cancelled);
             }
@@ -218,6 +219,7 @@ async fn wait_exit(
     tokio::select! {
         biased;
         _ = cancel.cancelled() => {
+            terminate(handle, pid, inv.term_grace).await;
             kill_child(handle, pid, turn.take());
             Err(RunError::Cancelled)
         }
@@ -285,6 +287,26 @@ impl Drop for Orphan {
                 let _ = handle.wait();
             });
         }
+    }
+}
+
+/// With a `grace`, sends `SIGTERM` to the child's process group and waits up to `grace`
+/// for the child to exit, so it can clean up (git removes its lock files); whatever is
+/// left is then killed by the caller.
+async fn terminate(handle: &duct::Handle, pid: Option<u32>, grace: Option<Duration>) {
+    let (Some(grace), Some(pid)) = (
+        grace,
+        pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)),
+    ) else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::TERM);
+    let end = tokio::time::Instant::now() + grace;
+    while tokio::time::Instant::now() < end {
+        if !matches!(handle.try_wait(), Ok(None)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 
@@ -460,6 +482,39 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         panic!("process {pid} survived cancellation");
+    }
+
+    #[tokio::test]
+    async fn a_child_asked_to_terminate_first_cleans_up_before_the_call_returns() {
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let (ready, cleaned) = (dir.path().join("ready"), dir.path().join("cleaned"));
+        let script = format!(
+            "import signal,sys,time\n\
+             def stop(*_):\n    time.sleep(0.3); open('{}','w').write('x'); sys.exit(1)\n\
+             signal.signal(signal.SIGTERM, stop)\n\
+             open('{}','w').write('x')\n\
+             time.sleep(30)\n",
+            cleaned.display(),
+            ready.display()
+        );
+        tokio::spawn(async move {
+            while !ready.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            trigger.cancel();
+        });
+        let err = python(&script)
+            .terminate_first(Duration::from_secs(10))
+            .capture(1024, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, RunError::Cancelled), "{err:?}");
+        assert!(
+            cleaned.exists(),
+            "the call returned before the child cleaned up"
+        );
     }
 
     #[tokio::test]

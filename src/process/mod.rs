@@ -48,6 +48,9 @@ pub struct Invocation {
     pub(crate) stderr_cap: usize,
     /// The child's niceness; unset, the one [`priority::background`] asks for, if any.
     pub(crate) niceness: Option<i32>,
+    /// On cancellation, how long the child may take to exit after `SIGTERM` before it is
+    /// killed; unset, it is killed at once.
+    pub(crate) term_grace: Option<Duration>,
 }
 
 impl Invocation {
@@ -63,6 +66,7 @@ impl Invocation {
             timeout: DEFAULT_TIMEOUT,
             stderr_cap: STDERR_CAP,
             niceness: None,
+            term_grace: None,
         }
     }
 
@@ -127,6 +131,15 @@ impl Invocation {
             self.extra_env
                 .push((format!("GIT_CONFIG_VALUE_{i}").into(), value.clone()));
         }
+        self
+    }
+
+    /// A cancellation first asks the child's process group to stop (`SIGTERM`) and waits
+    /// up to `grace` for the child to exit before killing what is left. Git removes its
+    /// lock files on `SIGTERM`: a write stopped this way leaves no stale `index.lock`, so
+    /// `git rebase --abort` and the like can follow it.
+    pub fn terminate_first(mut self, grace: Duration) -> Self {
+        self.term_grace = Some(grace);
         self
     }
 

@@ -107,6 +107,8 @@ fn browser_names_the_opener_and_a_failing_one_is_only_a_warning() {
     let line = stderr_line(&mut gw, "could not open the browser");
     assert!(line.contains("exited with 3"), "{line}");
     let _session = gw.login();
+    // One gateway per run directory: the next one starts after this one ends.
+    drop(gw);
 
     let mut gw = Gateway::start(
         &fixture,

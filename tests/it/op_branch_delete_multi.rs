@@ -215,6 +215,9 @@ fn branch_delete_limits_and_roots_refuse_before_a_card_opens() {
     let refused = propose(&mut sidecar, &repos[0], t.clone());
     assert_ne!(refused["accepted"], true, "{refused}");
     assert!(refused.to_string().contains("targets"), "{refused}");
+    // One gateway per store: the direct one starts after the sidecar's ends.
+    drop(sidecar);
+    drop(gateway);
     let direct = crate::gateway_support::Gateway::start(&fx, &[], &[]);
     let answer = direct.post_handshake(
         "/v1/mcp/operation/preview/branchDelete",

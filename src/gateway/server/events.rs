@@ -70,8 +70,9 @@ pub async fn publish(app: &Arc<App>, id: &str) -> Result<Card, ApiError> {
     Ok(card)
 }
 
-/// Audits and streams transitions until the process ends.
-pub async fn follow(app: Arc<App>) {
+/// Audits and streams transitions until `done` is cancelled; then follows what is left
+/// (a stop's last transitions reach the ledger before the process exits) and returns.
+pub async fn follow(app: Arc<App>, done: tokio_util::sync::CancellationToken) {
     let mut cursor = match app.store.run(|s| s.audit_cursor()).await {
         Ok(seq) => seq,
         Err(e) => {
@@ -89,9 +90,14 @@ pub async fn follow(app: Arc<App>) {
             }
             Err(e) => eprintln!("gitward gateway: following transitions: {e}"),
         }
+        if done.is_cancelled() {
+            return;
+        }
         tokio::select! {
             () = app.changed.notified() => {}
             () = tokio::time::sleep(POLL) => {}
+            // One more round after the cancellation reads everything stored before it.
+            () = done.cancelled() => {}
         }
     }
 }

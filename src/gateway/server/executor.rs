@@ -16,9 +16,11 @@
 //! `executing` proposal by comparing the repository with its intent — never by running it
 //! again (see `reconcile`).
 
+mod in_progress;
 mod prepare;
 mod reconcile;
 mod repos;
+mod stop;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,6 +39,7 @@ use crate::operation::intent::{Reached, reached};
 use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins, crash};
 
 pub use prepare::{compute_preview, pin_proposal};
+pub use stop::Stop;
 
 /// Why [`Executor::run`] did not run a proposal. Once claimed, a proposal always ends
 /// `completed` or `failed`; these errors are for the cases before (or the store failing).
@@ -49,6 +52,9 @@ pub enum ExecError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Op(#[from] OpError),
+    /// The gateway is stopping: the proposal stays `approved` for the next start.
+    #[error("the gateway is stopping; the proposal runs at its next start")]
+    Stopping,
 }
 
 /// How an execution ended, before it is written to the store.
@@ -91,6 +97,8 @@ pub struct Executor {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     pub caps: Caps,
     pub retention: Retention,
+    /// Stopping without leaving a repository half-done (see `stop`).
+    pub stop: Stop,
 }
 
 impl Executor {
@@ -103,6 +111,7 @@ impl Executor {
             locks: Mutex::new(HashMap::new()),
             caps: Caps::default(),
             retention: Retention::default(),
+            stop: Stop::default(),
         }
     }
 
@@ -136,17 +145,32 @@ impl Executor {
         preview_id: &str,
         cancel: &CancellationToken,
     ) -> Result<StatusRecord, ExecError> {
+        // Counted before the claim, so a stop either prevents the claim or waits for it.
+        let Some(_running) = self.stop.enter() else {
+            return Err(ExecError::Stopping);
+        };
         let mut store = self.store()?;
         let stored = store.proposal(preview_id)?;
         if stored.record.status != Status::Approved {
             return Err(ExecError::NotApproved(stored.record.status));
         }
         store.claim(preview_id, &json!({"phase": "claimed"}), Timestamp::now())?;
-        let outcome = self.claimed(&mut store, &stored, cancel).await;
+        let (cancel, _link) = self.stop.linked(cancel);
+        let outcome = self.claimed(&mut store, &stored, &cancel).await;
         let now = Timestamp::now();
         let record = match outcome {
             Ok(result) => store.complete(preview_id, &result, now)?,
-            Err(f) => {
+            Err(mut f) => {
+                if self.stop.aborted() && matches!(f.kind, FailureKind::Git | FailureKind::Stale) {
+                    // Stopped before the write could start: nothing was written.
+                    f.kind = FailureKind::Interrupted;
+                    f.fields.insert(
+                        "found".into(),
+                        json!(
+                            "the gateway was stopped before the write started: nothing was written"
+                        ),
+                    );
+                }
                 let result = OperationResult {
                     failure: Some(f.kind),
                     restore_point_id: f.restore_point_id,
@@ -257,6 +281,27 @@ impl Executor {
         crash::point(crash::AFTER_RESTORE_POINT);
         let written = op.execute(ctx, fields, pins).await;
         crash::point(crash::AFTER_WRITE);
+        if written.is_err() && self.stop.aborted() {
+            let end = stop::Interrupted {
+                store,
+                repo,
+                config: &self.config,
+                kind: op.kind(),
+                intent: &intent,
+                point: &point,
+            };
+            return end.settle().await.map_err(|f| Failure {
+                kind: FailureKind::Interrupted,
+                fields: f,
+                restore_point_id: Some(point.id.clone()),
+            });
+        }
+        // Past the write nothing is cancelled: what it did is verified and recorded.
+        let settle = CancellationToken::new();
+        let ctx = Ctx {
+            cancel: &settle,
+            ..ctx
+        };
         let after = restore::record_after(store, repo, ctx.cancel, &point).await;
         let after_others = repos::record_after(store, others, ctx.cancel).await;
         let all_points = (!others.is_empty()).then(|| repos::points(repo, &point.id, others));

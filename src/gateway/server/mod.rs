@@ -8,6 +8,7 @@ pub mod events;
 pub mod executor;
 pub mod handshake;
 pub mod human;
+pub mod instance;
 pub mod lifecycle;
 pub mod policy;
 pub mod restore;

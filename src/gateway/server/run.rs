@@ -151,24 +151,99 @@ pub async fn start(options: Options) -> Result<Started, String> {
     })
 }
 
-/// Serves until `shutdown` resolves.
-pub async fn serve(started: Started, shutdown: impl std::future::Future<Output = ()>) {
+/// How serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Nothing was running, or everything running finished within the bound.
+    Clean,
+    /// A write did not finish within the bound: it was stopped, its git operation
+    /// aborted and the proposal recorded `failed/interrupted`.
+    Interrupted,
+    /// A second signal: stopped at once; the next start reconciles what was running.
+    AtOnce,
+    /// A listener failed.
+    Listener,
+}
+
+/// Serves until the first signal from `signals` (or a failed listener), then stops: no
+/// new work is taken, a running write gets `grace` to finish, and past it is stopped
+/// cleanly; a second signal stops at once.
+pub async fn serve(
+    started: Started,
+    mut signals: tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+    grace: Duration,
+) -> Stopped {
     let Started {
         app, handshake, ui, ..
     } = started;
     human::resume_at_start(&app).await;
     handshake::preview::resume_at_start(&app).await;
-    let follower = tokio::spawn(events::follow(Arc::clone(&app)));
+    let following = tokio_util::sync::CancellationToken::new();
+    let follower = tokio::spawn(events::follow(Arc::clone(&app), following.clone()));
     let timer = tokio::spawn(expire(Arc::clone(&app)));
     let handshake = axum::serve(handshake, handshake::router(Arc::clone(&app)));
     let ui = axum::serve(ui, human::router(Arc::clone(&app)));
-    tokio::select! {
-        r = handshake => report(r, "handshake"),
-        r = ui => report(r, "approval page"),
-        () = shutdown => {}
-    }
+    // Leaving this select drops both listeners: no new connection is accepted.
+    let signal = tokio::select! {
+        r = handshake => { report(r, "handshake"); None }
+        r = ui => { report(r, "approval page"); None }
+        Some(signal) = signals.recv() => Some(signal),
+    };
     timer.abort();
-    follower.abort();
+    let stopped = drain(&app, &mut signals, grace, signal).await;
+    if stopped != Stopped::AtOnce {
+        // The last transitions reach the ledger before the process ends.
+        following.cancel();
+        let _ = tokio::time::timeout(LAST_ROUND, follower).await;
+    }
+    match (stopped, signal) {
+        (Stopped::Clean, None) => Stopped::Listener,
+        _ => stopped,
+    }
+}
+
+/// How long the follower may take to write the last transitions to the ledger.
+const LAST_ROUND: Duration = Duration::from_secs(10);
+
+/// Stops taking new executions, then waits for the running ones: up to `grace`, then
+/// aborts them and waits for their clean-up. A signal meanwhile stops at once.
+async fn drain(
+    app: &App,
+    signals: &mut tokio::sync::mpsc::UnboundedReceiver<&'static str>,
+    grace: Duration,
+    signal: Option<&'static str>,
+) -> Stopped {
+    let stop = &app.executor.stop;
+    stop.stop_taking();
+    let running = stop.running();
+    if running > 0 {
+        eprintln!(
+            "gitward gateway: {}: stopping; {running} running write(s) may take up to {}s to finish (a second signal stops at once)",
+            signal.unwrap_or("a listener failed"),
+            grace.as_secs_f64()
+        );
+    }
+    tokio::select! {
+        () = stop.idle() => return Stopped::Clean,
+        () = tokio::time::sleep(grace) => {}
+        Some(signal) = signals.recv() => return at_once(signal),
+    }
+    eprintln!(
+        "gitward gateway: the running write(s) did not finish within {}s; stopping them and putting their repositories back",
+        grace.as_secs_f64()
+    );
+    stop.abort();
+    tokio::select! {
+        () = stop.idle() => Stopped::Interrupted,
+        Some(signal) = signals.recv() => at_once(signal),
+    }
+}
+
+fn at_once(signal: &str) -> Stopped {
+    eprintln!(
+        "gitward gateway: {signal} again: stopping at once; the next start reconciles any write left executing"
+    );
+    Stopped::AtOnce
 }
 
 fn report(result: std::io::Result<()>, what: &str) {

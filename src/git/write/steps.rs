@@ -10,7 +10,7 @@
 
 use std::ffi::OsString;
 
-use super::{GitWrite, OUTPUT_CAP, Ran, WRITE_OVERRIDES};
+use super::{GitWrite, OUTPUT_CAP, Ran, STOP_GRACE, WRITE_OVERRIDES};
 use crate::process::{Invocation, Program, RunError};
 
 /// The write settings minus the two that would keep a push off the network.
@@ -73,6 +73,7 @@ impl GitWrite<'_> {
         let mut inv = Invocation::new(Program::Git)
             .dir(self.dir)
             .timeout(self.timeout)
+            .terminate_first(STOP_GRACE)
             .args(overrides.iter().copied())
             .args(args.into_iter().map(OsString::from));
         if let Some(bytes) = stdin {

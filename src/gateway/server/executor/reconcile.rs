@@ -16,6 +16,8 @@ use crate::gateway::server::store::{Executing, Reconciled, Store};
 use crate::operation::intent::{Expect, Found, Intent, Reached, reached, read_ref};
 use crate::operation::{Ctx, Fields};
 
+use super::in_progress;
+
 fn interrupted(point: Option<String>, found: Value) -> Reconciled {
     let mut fields = Fields::new();
     fields.insert("found".into(), found);
@@ -111,7 +113,39 @@ async fn decide_one(
         config,
         cancel,
     };
-    match reached(ctx, &intent).await {
+    // Once the restore point is taken the write may have started a git operation; it is
+    // ended (completed or aborted) before the refs are compared.
+    let settled = match &point {
+        Some(_) => {
+            let kind = executing.record.operation_type.as_str();
+            in_progress::settle(&repo, kind, &intent, cancel).await
+        }
+        None => None,
+    };
+    let mut ended = compare(ctx, &record, &intent, point, config, cancel).await;
+    if let Some(settled) = settled {
+        let (Reconciled::Completed(r) | Reconciled::Interrupted(r)) = &mut ended;
+        if let (Some(Value::String(found)), Some(what)) =
+            (r.fields.get_mut("found"), in_progress::said(&settled))
+        {
+            *found = format!("{what}; {found}");
+        }
+        r.fields.insert("inProgress".into(), settled);
+    }
+    ended
+}
+
+/// The repository against the intent: `completed` at the post-state, else `interrupted`.
+async fn compare(
+    ctx: Ctx<'_>,
+    record: &Value,
+    intent: &Intent,
+    point: Option<String>,
+    config: &Config,
+    cancel: &CancellationToken,
+) -> Reconciled {
+    let git = crate::git::Git::new(ctx.repo, cancel);
+    match reached(ctx, intent).await {
         Ok(Reached::Post) => {
             let mut fields = Fields::new();
             if let Some(others) = record["others"].as_array()
@@ -120,7 +154,6 @@ async fn decide_one(
                 return interrupted(point, found);
             }
             fields.insert("reconciled".into(), json!(true));
-            let git = crate::git::Git::new(&repo, cancel);
             for (name, expect) in &intent.post {
                 if let Expect::ChildOf { .. } = expect {
                     match read_ref(&git, name).await {

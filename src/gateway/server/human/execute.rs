@@ -16,8 +16,9 @@ pub fn start(app: &Arc<App>, id: &str) {
         let ran = app.executor.run(&id, &cancel).await;
         app.changed.notify_one();
         match ran {
-            // Another runner claimed it first: that one reports.
-            Ok(_) | Err(ExecError::NotApproved(_)) => {}
+            // Another runner claimed it first: that one reports. A stopping gateway
+            // leaves it approved for its next start.
+            Ok(_) | Err(ExecError::NotApproved(_) | ExecError::Stopping) => {}
             Err(e) => eprintln!("gitward gateway: executing {id}: {e}"),
         }
     });
