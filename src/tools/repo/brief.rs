@@ -430,11 +430,12 @@ async fn gather(
         })
         .collect();
     let mut conventions = conventions::build(sources, &commits, repo);
-    // An example already listed among the recent commits would only repeat it.
+    // An example already listed among the recent commits would only repeat it, clipped
+    // (`…`) or whole.
     conventions
         .commit_messages
         .examples
-        .retain(|e| !recent_commits.iter().any(|c| c.subject == *e));
+        .retain(|e| !recent_commits.iter().any(|c| repeats(e, &c.subject)));
     let mut data = BriefData {
         bare: repo.bare,
         linked_worktree: repo.git_dir != repo.common_dir,
@@ -466,6 +467,14 @@ async fn gather(
     };
     data.hints = hints::hints(&data);
     Ok(data)
+}
+
+/// Whether `example` is `subject`, or `subject` clipped with `…`.
+fn repeats(example: &str, subject: &str) -> bool {
+    example == subject
+        || example
+            .strip_suffix('…')
+            .is_some_and(|head| subject.starts_with(head))
 }
 
 async fn recent_log(git: &Git<'_>, n: usize) -> Result<Vec<Commit>, ToolError> {
@@ -540,5 +549,21 @@ fn sample(commits: usize) -> BriefData {
             approx_tokens: 0,
             trimmed: Vec::new(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeats;
+
+    #[test]
+    fn a_clipped_example_repeats_its_subject() {
+        let subject = "Fix `extend()` dropping numeric `retry` limit when merging with an object";
+        let clipped = super::conventions::clip(subject, 72);
+        assert!(clipped.ends_with('…'));
+        assert!(repeats(&clipped, subject));
+        assert!(repeats(subject, subject));
+        assert!(!repeats("Fix CI", subject));
+        assert!(!repeats("Fix `extend()` x…", subject));
     }
 }
