@@ -95,13 +95,23 @@ pub async fn blob(
 
 /// `tree`, `blob` or `commit` (a submodule) for `path` in HEAD; `None` when absent.
 pub async fn object_type(git: &Git<'_>, path: &RepoRelPath) -> Result<Option<String>, GitError> {
+    object_type_at(git, "HEAD", path).await
+}
+
+/// [`object_type`] in the tree of `commit` (`HEAD` or a commit id) instead of HEAD's.
+pub async fn object_type_at(
+    git: &Git<'_>,
+    commit: &str,
+    path: &RepoRelPath,
+) -> Result<Option<String>, GitError> {
     let out = git
         .cmd([
             "--literal-pathspecs",
             "ls-tree",
             "-z",
             "--format=%(objecttype)",
-            "HEAD",
+            "--end-of-options",
+            commit,
             "--",
             path.as_str(),
         ])

@@ -248,6 +248,43 @@ pub async fn head_time(git: &Git<'_>) -> Result<Option<i64>, GitError> {
         .flatten())
 }
 
+/// The `encoding` header of each of `commits` that has one (git writes it when
+/// `i18n.commitEncoding` is not UTF-8). Commits that do not exist are left out.
+pub async fn encodings(
+    git: &Git<'_>,
+    commits: &[&Oid],
+) -> Result<std::collections::HashMap<Oid, String>, GitError> {
+    let mut out = std::collections::HashMap::new();
+    if commits.is_empty() {
+        return Ok(out);
+    }
+    let done = git
+        .cmd([
+            "log",
+            "--no-walk=unsorted",
+            "-z",
+            "--format=%H %e",
+            "--end-of-options",
+        ])
+        .args(commits.iter().map(|o| o.as_str()))
+        .arg("--")
+        .capture_allowing(64 * (commits.len() + 1), &[0, 128])
+        .await?;
+    if !done.success() {
+        return Ok(out);
+    }
+    for record in done.sink.bytes.split(|b| *b == 0) {
+        let text = String::from_utf8_lossy(record);
+        if let Some((oid, enc)) = text.trim().split_once(' ')
+            && let Some(oid) = Oid::parse(oid)
+            && !enc.trim().is_empty()
+        {
+            out.insert(oid, enc.trim().to_owned());
+        }
+    }
+    Ok(out)
+}
+
 /// The parents of the commit `oid`, in order; `None` when there is no such commit.
 pub async fn parents(git: &Git<'_>, oid: &Oid) -> Result<Option<Vec<Oid>>, GitError> {
     let out = git

@@ -9,6 +9,7 @@
 
 pub mod apply;
 pub mod args;
+pub mod bisect;
 pub mod cat_file;
 pub mod check_ignore;
 pub mod diff;
@@ -193,6 +194,38 @@ impl<'a> Git<'a> {
             _ => Err(GitError::invalid(
                 arg,
                 format!("no commit named '{}' in this repository", rev.as_str()),
+            )),
+        }
+    }
+
+    /// [`Git::resolve_commit`] for a ref name given as its exact bytes (a name need not be
+    /// UTF-8): checked as a revision is, then resolved the same way.
+    pub async fn resolve_commit_bytes(&self, arg: &str, name: &[u8]) -> Result<Oid, GitError> {
+        use std::os::unix::ffi::OsStrExt;
+        if name.is_empty() || name.len() > args::MAX_REV_LEN {
+            return Err(GitError::invalid(arg, "must name a ref of 1 to 1024 bytes"));
+        }
+        if name[0] == b'-' || name.iter().any(|b| b.is_ascii_control()) {
+            return Err(GitError::invalid(
+                arg,
+                "must not start with '-' or contain control characters",
+            ));
+        }
+        let spec = [name, b"^{commit}"].concat();
+        let out = self
+            .cmd(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+            .arg(std::ffi::OsStr::from_bytes(&spec))
+            .capture_allowing(4096, &[0, 1, 128])
+            .await?;
+        let text = String::from_utf8_lossy(&out.sink.bytes);
+        match (out.code, Oid::parse(text.trim())) {
+            (Some(0), Some(oid)) => Ok(oid),
+            _ => Err(GitError::invalid(
+                arg,
+                format!(
+                    "no commit named '{}' in this repository",
+                    String::from_utf8_lossy(name)
+                ),
             )),
         }
     }

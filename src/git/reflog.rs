@@ -57,11 +57,26 @@ pub struct Entry {
     pub time: i64,
     /// `+hhmm` / `-hhmm` as recorded.
     pub tz: String,
+    /// The message as text; invalid UTF-8 shows as U+FFFD, and `message_bytes` keeps it.
     pub message: String,
+    /// The raw message, kept only when it is not valid UTF-8.
+    pub message_bytes: Option<Vec<u8>>,
+}
+
+/// The message text, and its raw bytes when they are not UTF-8.
+fn message_of(bytes: Vec<u8>) -> (String, Option<Vec<u8>>) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(err) => {
+            let bytes = err.into_bytes();
+            (String::from_utf8_lossy(&bytes).into_owned(), Some(bytes))
+        }
+    }
 }
 
 impl From<reflog_file::Entry> for Entry {
     fn from(e: reflog_file::Entry) -> Self {
+        let (message, message_bytes) = message_of(e.message);
         Entry {
             old: Some(e.old),
             new: e.new,
@@ -70,7 +85,8 @@ impl From<reflog_file::Entry> for Entry {
             email: lossy(&e.email).0,
             time: e.time,
             tz: e.tz,
-            message: lossy(&e.message).0,
+            message,
+            message_bytes,
         }
     }
 }
@@ -85,15 +101,19 @@ fn inferred(walk: Vec<reflog_walk::Entry>) -> Vec<Entry> {
         .collect();
     walk.into_iter()
         .zip(olds)
-        .map(|(e, old)| Entry {
-            old,
-            new: e.new,
-            old_inferred: true,
-            name: lossy(&e.name).0,
-            email: lossy(&e.email).0,
-            time: e.time,
-            tz: e.tz,
-            message: lossy(&e.message).0,
+        .map(|(e, old)| {
+            let (message, message_bytes) = message_of(e.message);
+            Entry {
+                old,
+                new: e.new,
+                old_inferred: true,
+                name: lossy(&e.name).0,
+                email: lossy(&e.email).0,
+                time: e.time,
+                tz: e.tz,
+                message,
+                message_bytes,
+            }
         })
         .collect()
 }

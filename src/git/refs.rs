@@ -62,6 +62,11 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The bytes themselves when [`text`] cannot show them exactly.
+fn raw_if_lossy(bytes: &[u8]) -> Option<Vec<u8>> {
+    std::str::from_utf8(bytes).is_err().then(|| bytes.to_vec())
+}
+
 fn oid(bytes: &[u8], offset: usize) -> Result<Oid, ParseError> {
     Oid::from_bytes(bytes).ok_or_else(|| ParseError::new(offset, "bad object id"))
 }
@@ -100,6 +105,8 @@ where
 pub struct RefRecord {
     /// The full name (`refs/heads/main`), shown lossily if not UTF-8.
     pub name: String,
+    /// The exact bytes of the name, kept only when they are not UTF-8.
+    pub name_bytes: Option<Vec<u8>>,
     pub oid: Oid,
     /// `commit`, `tag`, `tree` or `blob`: what the ref itself points at.
     pub object_type: String,
@@ -130,6 +137,7 @@ impl<S: RefSink> Rows for RecordRows<S> {
         };
         self.0.visit(RefRecord {
             name: text(&f[0]),
+            name_bytes: raw_if_lossy(&f[0]),
             oid: oid(&f[1], offset)?,
             object_type: text(&f[2]),
             peeled,
@@ -259,7 +267,9 @@ async fn named(
 /// A local branch with its upstream and, when asked, its distance from two commits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchLine {
+    /// Shown lossily if not UTF-8; `ref_bytes` then keeps the name.
     pub ref_name: String,
+    pub ref_bytes: Option<Vec<u8>>,
     pub oid: Oid,
     /// The configured upstream, as a full ref name.
     pub upstream: Option<String>,
@@ -329,6 +339,7 @@ fn branch_line(
     let vs_base = counts(with_base)?;
     Ok(BranchLine {
         ref_name: text(&f[0]),
+        ref_bytes: raw_if_lossy(&f[0]),
         oid: oid(&f[1], at)?,
         upstream: (!f[2].is_empty()).then(|| text(&f[2])),
         // Unknown tracking text reads as in sync, never as an error.

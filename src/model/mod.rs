@@ -110,9 +110,31 @@ pub fn lossy(bytes: &[u8]) -> (String, bool) {
     }
 }
 
+/// `bytes` read in the character encoding git names `encoding` (a commit's `encoding`
+/// header), when it is one decoded here: UTF-8 and ISO-8859-1 (Latin-1) under their usual
+/// names. `None` for any other encoding, or bytes not valid in it.
+pub fn decode_as(encoding: &str, bytes: &[u8]) -> Option<String> {
+    let name = encoding.to_ascii_lowercase().replace(['_', ' '], "-");
+    match name.as_str() {
+        "utf-8" | "utf8" => std::str::from_utf8(bytes).ok().map(str::to_owned),
+        "iso-8859-1" | "iso8859-1" | "latin1" | "latin-1" | "l1" | "cp819" | "ibm819" => {
+            Some(bytes.iter().map(|b| char::from(*b)).collect())
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latin1_is_decoded_by_its_names() {
+        assert_eq!(decode_as("ISO-8859-1", b"caf\xe9").as_deref(), Some("café"));
+        assert_eq!(decode_as("latin1", b"\xfc").as_deref(), Some("ü"));
+        assert_eq!(decode_as("Shift_JIS", b"\x82\xa0"), None);
+        assert_eq!(decode_as("UTF-8", b"\xe9"), None);
+    }
 
     #[test]
     fn non_utf8_paths_keep_their_bytes() {

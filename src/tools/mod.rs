@@ -12,6 +12,7 @@ pub mod diff;
 pub mod fleet;
 pub mod flux;
 pub mod input;
+pub mod literal_path;
 pub mod operation;
 pub mod repo;
 pub mod safety;

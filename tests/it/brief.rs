@@ -540,7 +540,9 @@ fn repo_scope_changes_history_churn_and_owners() {
 
     // Non-UTF-8 names under the scope travel losslessly.
     use std::os::unix::ffi::OsStrExt;
-    std::fs::create_dir_all(repo.join("bin")).unwrap();
+    // A tracked file beside it, so the untracked one is listed by itself (a wholly
+    // untracked directory is one `bin/` entry, as `git status` shows it).
+    fx.commit(&repo, "bin/keep", "k\n", "bin");
     std::fs::write(
         repo.join("bin")
             .join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),

@@ -75,6 +75,7 @@ mod plan_pins;
 mod presence;
 mod protocol;
 mod reach;
+mod reads_match_git;
 mod reads_write_nothing;
 mod ref_file;
 mod repo_history;

@@ -54,7 +54,7 @@ pub struct CommitInfo {
     /// The same fields as each commit of `repo.history`.
     #[serde(flatten)]
     pub summary: HistoryCommit,
-    /// The whole commit message as written (trailing newlines removed).
+    /// The whole commit message exactly as git stores it, less its final newline.
     pub message: String,
     /// True when the message is longer than 1 MiB and was cut.
     pub message_truncated: bool,
@@ -123,6 +123,17 @@ fn changed_file(change: Change, stat: Option<&Stat>) -> ChangedFile {
     }
 }
 
+/// The message as stored from `git log --format=%B` output: that is the message verbatim
+/// plus one line terminator, so exactly the terminator and the message's own final newline
+/// go; trailing spaces or blank lines a message was committed with stay, as git keeps them.
+fn stored_message(printed: &[u8], truncated: bool) -> &[u8] {
+    if truncated {
+        return printed;
+    }
+    let body = printed.strip_suffix(b"\n").unwrap_or(printed);
+    body.strip_suffix(b"\n").unwrap_or(body)
+}
+
 impl Tool for Details {
     type Input = DetailsInput;
     type Output = Local<DetailsData>;
@@ -163,7 +174,8 @@ impl Tool for Details {
             .collect();
         let commit_lossy = commit.lossy;
         let message_truncated = raw_message.truncated;
-        let (message, message_lossy) = crate::model::lossy(raw_message.bytes.trim_ascii_end());
+        let (message, message_lossy) =
+            crate::model::lossy(stored_message(&raw_message.bytes, message_truncated));
         let data = DetailsData {
             commit: CommitInfo {
                 summary: HistoryCommit::from(commit),
@@ -184,5 +196,19 @@ impl Tool for Details {
             max_files: max as u64,
         };
         Ok(Local::new::<Self>(&repo, data))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stored_message;
+
+    #[test]
+    fn stored_message_keeps_trailing_whitespace() {
+        assert_eq!(stored_message(b"one\n\n", false), b"one");
+        assert_eq!(stored_message(b"one  \n\n", false), b"one  ");
+        assert_eq!(stored_message(b"one\n\n\n\n", false), b"one\n\n");
+        assert_eq!(stored_message(b"no newline\n", false), b"no newline");
+        assert_eq!(stored_message(b"cut\n", true), b"cut\n");
     }
 }

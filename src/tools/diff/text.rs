@@ -13,6 +13,7 @@ use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
 use crate::model::PathText;
 use crate::parse::patch::Patch;
 use crate::tools::input::Bounded;
+use crate::tools::literal_path::glob_warning;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// Past the kept text, bytes are still counted up to this much so `totalBytes` is exact
@@ -41,7 +42,7 @@ pub struct DiffTextInput {
     /// New side; alone it acts like `base`, as `git diff <rev>` does
     #[serde(default)]
     pub head: Option<String>,
-    /// Only changes under this repository-relative path.
+    /// Only changes under this path (repository-relative; no globs).
     #[serde(default)]
     pub path: Option<String>,
     /// Use the index (`git diff --cached`): against HEAD, or the one revision given
@@ -50,7 +51,7 @@ pub struct DiffTextInput {
     /// Most bytes of patch text, cut on a line boundary
     #[serde(default)]
     pub max_bytes: Bounded<1, 1_048_576, 65_536>,
-    /// Most lines of patch text returned (applied before `maxBytes`).
+    /// Most lines of patch text (applied before `maxBytes`).
     #[serde(default)]
     pub max_lines: Option<Bounded<1, 100_000_000, 100_000_000>>,
 }
@@ -94,6 +95,9 @@ pub struct DiffTextData {
     pub binary_files: Vec<PathText>,
     pub binary_files_total: u64,
     pub binary_files_truncated: bool,
+    /// Caveats, e.g. a glob in `path` (paths are literal).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Tool for DiffText {
@@ -102,7 +106,7 @@ impl Tool for DiffText {
 
     const NAME: &'static str = "diff.text";
     const TITLE: &'static str = "Text diff";
-    const DESCRIPTION: &'static str = "A standard unified patch, as `git diff` prints it (no external diff or textconv): base to head, a revision or the index against the working tree, or staged.";
+    const DESCRIPTION: &'static str = "A unified patch as `git diff` prints it (no external diff or textconv): base to head, a revision or the index against the working tree, or staged.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -155,6 +159,11 @@ impl Tool for DiffText {
         let patch = query
             .patch(&git, &repo, Patch::new(max_bytes, COUNT_BUDGET, COUNT_TIME))
             .await?;
+        let mut warnings = Vec::new();
+        if let Some(p) = path.as_ref().filter(|_| patch.total_bytes == 0) {
+            let commits: Vec<&Oid> = base_oid.iter().chain(head_oid.iter()).collect();
+            warnings.extend(glob_warning(&git, repo.worktree.as_deref(), &commits, p).await?);
+        }
         let (text, truncated) = patch.cut(max_bytes, max_lines);
         let (diff, lossy) = crate::model::lossy(text);
         let diff_base64 = lossy.then(|| base64::engine::general_purpose::STANDARD.encode(text));
@@ -184,6 +193,7 @@ impl Tool for DiffText {
                 .iter()
                 .map(|p| PathText::from_bytes(p))
                 .collect(),
+            warnings,
         };
         Ok(Local::new::<Self>(&repo, data))
     }

@@ -3,7 +3,8 @@
 //!
 //! Reading files is what keeps a hundred repositories well under a second: locating the
 //! git directory, listing `logs/refs/heads/**` and reading each reflog backwards from its
-//! end (stopping at the first entry older than `since`) needs no process. Processes run
+//! end needs no process. Each reflog is read to its start (reflog times are not monotonic,
+//! so no entry older than `since` proves the earlier ones are too). Processes run
 //! only for what files cannot answer: repositories whose refs live in a reftable (read
 //! with `git reflog list` and `git log -g`), and whether a returned move dropped the
 //! previous tip when its action alone does not say (`git merge-base --is-ancestor`, a
@@ -319,6 +320,7 @@ mod tests {
 
     fn raw(ref_name: &str, ref_rank: usize, seq: usize, time: i64) -> Raw {
         Raw {
+            ref_bytes: None,
             ref_name: ref_name.into(),
             ref_rank,
             seq,

@@ -26,7 +26,7 @@ use crate::git::{Git, GitError, Repo, log, repo};
 use crate::process::CancellationToken;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
-pub use entry::{Attention, Entry, Network, RadarData, RepoStatus, Suggestion};
+pub use entry::{Attention, Bisect, Entry, Network, RadarData, RepoStatus, Suggestion};
 
 /// Repositories inspected at once.
 const PARALLEL_REPOS: usize = 8;
@@ -298,6 +298,14 @@ async fn look(
     .map_err(|e| e.to_string())?;
     if entry.conflict_active {
         entry.conflict_operation = entry.operation.or(Some("merge"));
+    }
+    if entry.operation == Some("bisect") {
+        let marks = crate::git::bisect::marks(&git).await.map_err(message)?;
+        entry.bisect = Some(Bisect {
+            bad: marks.bad.map(|o| o.as_str().to_owned()),
+            good: marks.good.iter().map(|o| o.as_str().to_owned()).collect(),
+            terms: marks.terms.map(|(bad, good)| [bad, good]),
+        });
     }
     let diverged = matches!(b.ahead_behind, Some((a, b)) if a > 0 && b > 0);
     if diverged && !entry.conflict_active {

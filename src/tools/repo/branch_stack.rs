@@ -15,6 +15,7 @@ use crate::git::args::check_ref_name;
 use crate::git::head::{self, Upstream};
 use crate::git::refs::{self, BranchLine};
 use crate::git::{Git, Oid, log, repo};
+use crate::model::opt_name_text;
 use crate::parse::for_each_ref::Track;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
@@ -76,6 +77,9 @@ pub struct Current {
     /// Full ref (`refs/heads/x`); null when detached.
     #[serde(rename = "ref")]
     pub ref_name: Option<String>,
+    /// Base64 of a non-UTF-8 `ref`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_bytes_b64: Option<String>,
     /// Branch name, or `HEAD` when detached.
     pub label: String,
     /// Null on an unborn branch.
@@ -124,6 +128,8 @@ pub struct Distance {
 pub struct Related {
     #[serde(rename = "ref")]
     pub ref_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_bytes_b64: Option<String>,
     pub label: String,
     pub commit: String,
     /// `tracks-current`, `descends-from-current` or `shares-base`.
@@ -195,6 +201,8 @@ fn short_label(ref_name: &str) -> String {
 /// What git says before anything is compared.
 struct Facts {
     current_ref: Option<String>,
+    /// The exact name of the current branch (two names may show alike lossily).
+    current_raw: Option<Vec<u8>>,
     head: Option<Oid>,
     upstream: Option<Upstream>,
     /// The first candidate that exists, local before origin, never the current branch.
@@ -212,13 +220,16 @@ async fn facts(git: &Git<'_>, candidates: &[String]) -> Result<Facts, ToolError>
             ]
         })
         .collect();
-    let (current_ref, head, upstream, existing, version) = tokio::try_join!(
-        head::symbolic_text(git),
+    let (current_raw, head, upstream, existing, version) = tokio::try_join!(
+        head::symbolic(git),
         git.head(),
         head::upstream(git),
         refs::resolve(git, &patterns),
         crate::git::version(),
     )?;
+    let current_ref = current_raw
+        .as_deref()
+        .map(|r| String::from_utf8_lossy(r).into_owned());
     let base = candidates.iter().find_map(|c| {
         [
             format!("refs/heads/{c}"),
@@ -230,6 +241,7 @@ async fn facts(git: &Git<'_>, candidates: &[String]) -> Result<Facts, ToolError>
     });
     Ok(Facts {
         current_ref,
+        current_raw,
         head,
         upstream,
         base,
@@ -260,9 +272,9 @@ async fn branch_stack(
         fill_by_rev_list(git, &mut lines, f.head.as_ref(), base_oid).await?;
     }
     let own = f
-        .current_ref
+        .current_raw
         .as_ref()
-        .and_then(|r| lines.iter().find(|l| &l.ref_name == r));
+        .and_then(|r| lines.iter().find(|l| raw_name(l) == r.as_slice()));
     let (current, upstream) = current_and_upstream(&f, own);
     let base = f.base.as_ref().map(|(name, oid)| {
         let distance = match (own.and_then(|l| l.vs_base), detached_base) {
@@ -338,6 +350,7 @@ fn current_and_upstream(f: &Facts, own: Option<&BranchLine>) -> (Current, Option
             .map(short_label)
             .unwrap_or_else(|| "HEAD".to_owned()),
         ref_name: f.current_ref.clone(),
+        ref_bytes_b64: opt_name_text(f.current_raw.as_deref()).1,
         commit: f.head.as_ref().map(|o| o.to_string()),
         detached: f.current_ref.is_none(),
         unborn: f.head.is_none(),
@@ -353,7 +366,7 @@ fn related(lines: &[BranchLine], f: &Facts) -> Vec<Related> {
     let base_ref = f.base.as_ref().map(|(n, _)| n);
     let mut related: Vec<Related> = lines
         .iter()
-        .filter(|l| Some(&l.ref_name) != f.current_ref.as_ref() && Some(&l.ref_name) != base_ref)
+        .filter(|l| Some(raw_name(l)) != f.current_raw.as_deref() && Some(&l.ref_name) != base_ref)
         .map(|l| {
             let relation = if f.current_ref.is_some() && l.upstream == f.current_ref {
                 "tracks-current"
@@ -365,6 +378,7 @@ fn related(lines: &[BranchLine], f: &Facts) -> Vec<Related> {
             Related {
                 label: short_label(&l.ref_name),
                 ref_name: l.ref_name.clone(),
+                ref_bytes_b64: opt_name_text(l.ref_bytes.as_deref()).1,
                 commit: l.oid.to_string(),
                 relation,
                 ahead_of_current: l.vs_head.map(|(a, _)| a),
@@ -380,6 +394,11 @@ fn related(lines: &[BranchLine], f: &Facts) -> Vec<Related> {
     };
     related.sort_by_key(|r| rank(r.relation));
     related
+}
+
+/// The exact name of a listed branch.
+fn raw_name(l: &BranchLine) -> &[u8] {
+    l.ref_bytes.as_deref().unwrap_or(l.ref_name.as_bytes())
 }
 
 /// Ahead/behind one branch at a time, for git older than 2.41.

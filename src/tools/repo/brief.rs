@@ -11,12 +11,13 @@
 mod budget;
 mod conventions;
 mod hints;
+mod nested;
 mod status;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::config::Toolset;
+use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::git::log::{LogQuery, Start};
 use crate::git::operation::{InProgress, in_progress};
@@ -181,7 +182,7 @@ pub struct TopPath {
 #[derive(Debug, Default, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Submodules {
-    /// Submodules listed in `.gitmodules`.
+    /// Submodules declared in `.gitmodules`, at every depth (as are all counts here).
     pub total: u64,
     /// Checked out at another commit than the one recorded.
     #[serde(skip_serializing_if = "is_zero")]
@@ -362,7 +363,7 @@ impl Tool for Brief {
     async fn call(ctx: CallCtx, input: BriefInput) -> Result<Self::Output, ToolError> {
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel).with_timeout(std::time::Duration::from_secs(30));
-        let data = gather(&git, &repo, input.recent_commits.usize()).await?;
+        let data = gather(&ctx.config, &git, &repo, input.recent_commits.usize()).await?;
         Ok(budget::fit(
             Local::new::<Self>(&repo, data),
             input.max_tokens.get(),
@@ -371,7 +372,12 @@ impl Tool for Brief {
 }
 
 /// What the concurrent git calls and disk reads found, before budgeting.
-async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, ToolError> {
+async fn gather(
+    config: &Config,
+    git: &Git<'_>,
+    repo: &Repo,
+    recent: usize,
+) -> Result<BriefData, ToolError> {
     let worktree = repo.worktree.as_deref();
     let git_dir = repo.git_dir.clone();
     let operation = async {
@@ -404,7 +410,10 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
         head.branch_bytes_b64 = None;
         head.rebasing = true;
     }
-    status::count_uninitialized(&mut submodules, worktree, &modules);
+    status::count_uninitialized(&mut submodules, worktree, b"", &modules);
+    if let Some(top) = worktree {
+        nested::add_nested(config, git.cancel(), top, &modules, &mut submodules).await?;
+    }
 
     let commits = if head.unborn { Vec::new() } else { commits };
     let shown = commits.iter().take(recent);
@@ -421,11 +430,12 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
         })
         .collect();
     let mut conventions = conventions::build(sources, &commits, repo);
-    // An example already listed among the recent commits would only repeat it.
+    // An example already listed among the recent commits would only repeat it, clipped
+    // (`…`) or whole.
     conventions
         .commit_messages
         .examples
-        .retain(|e| !recent_commits.iter().any(|c| c.subject == *e));
+        .retain(|e| !recent_commits.iter().any(|c| repeats(e, &c.subject)));
     let mut data = BriefData {
         bare: repo.bare,
         linked_worktree: repo.git_dir != repo.common_dir,
@@ -457,6 +467,14 @@ async fn gather(git: &Git<'_>, repo: &Repo, recent: usize) -> Result<BriefData, 
     };
     data.hints = hints::hints(&data);
     Ok(data)
+}
+
+/// Whether `example` is `subject`, or `subject` clipped with `…`.
+fn repeats(example: &str, subject: &str) -> bool {
+    example == subject
+        || example
+            .strip_suffix('…')
+            .is_some_and(|head| subject.starts_with(head))
 }
 
 async fn recent_log(git: &Git<'_>, n: usize) -> Result<Vec<Commit>, ToolError> {
@@ -531,5 +549,21 @@ fn sample(commits: usize) -> BriefData {
             approx_tokens: 0,
             trimmed: Vec::new(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::repeats;
+
+    #[test]
+    fn a_clipped_example_repeats_its_subject() {
+        let subject = "Fix `extend()` dropping numeric `retry` limit when merging with an object";
+        let clipped = super::conventions::clip(subject, 72);
+        assert!(clipped.ends_with('…'));
+        assert!(repeats(&clipped, subject));
+        assert!(repeats(subject, subject));
+        assert!(!repeats("Fix CI", subject));
+        assert!(!repeats("Fix `extend()` x…", subject));
     }
 }

@@ -2,6 +2,7 @@
 
 mod cursor;
 
+use base64::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,7 @@ use crate::git::{Git, Oid, RepoRelPath, Rev, repo};
 use crate::model::HistoryCommit;
 use crate::parse::log::Log;
 use crate::tools::input::Bounded;
+use crate::tools::literal_path::glob_warning;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
 
 /// `repo.history`: a page of commits, with a cursor that survives new commits.
@@ -29,13 +31,16 @@ pub struct HistoryInput {
     /// Commits per page.
     #[serde(default)]
     pub limit: Bounded<1, 200, 50>,
-    /// `nextCursor` of the previous page (pins the walk; `ref` is then ignored)
+    /// `nextCursor` of the previous page (`ref` is then ignored)
     #[serde(default)]
     pub cursor: Option<String>,
     /// Revision to start from (branch, tag, commit); default HEAD.
     #[serde(default, rename = "ref")]
     pub ref_name: Option<String>,
-    /// Only commits touching this repository-relative path.
+    /// Base64 of a non-UTF-8 `ref`.
+    #[serde(default)]
+    pub ref_bytes_b64: Option<String>,
+    /// Only commits touching this path (repository-relative; no globs).
     #[serde(default)]
     pub path: Option<String>,
 }
@@ -53,6 +58,9 @@ pub struct HistoryData {
     /// Commits skipped before this page.
     pub skip: u64,
     pub limit: u64,
+    /// Caveats, e.g. a glob in `path` (paths are literal).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Tool for History {
@@ -61,20 +69,34 @@ impl Tool for History {
 
     const NAME: &'static str = "repo.history";
     const TITLE: &'static str = "Commit history";
-    const DESCRIPTION: &'static str = "Paginated commit history, newest first, from HEAD or ref, optionally only commits touching path; nextCursor fetches the next page. Bare repositories too.";
+    const DESCRIPTION: &'static str = "Commit history, newest first, from HEAD or ref, optionally only commits touching path; nextCursor pages on. Bare repositories too.";
     const TOOLSET: Toolset = Toolset::Git;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
     async fn call(ctx: CallCtx, input: HistoryInput) -> Result<Self::Output, ToolError> {
         let cursor = input.cursor.as_deref().map(cursor::decode).transpose()?;
         let rev = Rev::parse_opt("ref", input.ref_name.as_deref())?;
+        let ref_bytes = match input.ref_bytes_b64.as_deref() {
+            Some(_) if rev.is_some() => {
+                return Err(ToolError::invalid(
+                    "refBytesB64",
+                    "give either ref or refBytesB64, not both",
+                ));
+            }
+            Some(b64) => Some(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|_| ToolError::invalid("refBytesB64", "must be base64"))?,
+            ),
+            None => None,
+        };
         let path = RepoRelPath::parse_opt("path", input.path.as_deref())?;
         let repo = repo::open(&ctx.config, "repoPath", &input.repo_path, &ctx.cancel).await?;
         let git = Git::new(&repo, &ctx.cancel);
         let limit = input.limit.get();
         // From HEAD without a path filter, the first commit `git log HEAD` prints is HEAD
         // itself, so one git run gives both the page and the commit the cursor builds on.
-        if cursor.is_none() && rev.is_none() && path.is_none() {
+        if cursor.is_none() && rev.is_none() && ref_bytes.is_none() && path.is_none() {
             let page = LogQuery::new(Start::Head, limit + 1)
                 .read(&git, limit as usize)
                 .await?;
@@ -97,7 +119,13 @@ impl Tool for History {
                 (Some(oid), skip)
             }
             (None, Some(rev)) => (Some(git.resolve_commit("ref", &rev).await?), 0),
-            (None, None) => (git.head().await?, 0),
+            (None, None) => match &ref_bytes {
+                Some(name) => (
+                    Some(git.resolve_commit_bytes("refBytesB64", name).await?),
+                    0,
+                ),
+                None => (git.head().await?, 0),
+            },
         };
         let Some(start) = start else {
             return Ok(Local::new::<Self>(
@@ -109,6 +137,7 @@ impl Tool for History {
                     start_oid: None,
                     skip: 0,
                     limit,
+                    warnings: Vec::new(),
                 },
             ));
         };
@@ -122,7 +151,15 @@ impl Tool for History {
             .read(&git, limit as usize)
             .await?
             .ok_or_else(|| ToolError::internal("git log found no start commit"))?;
-        let data = history_data(parsed, start, skip, limit);
+        let mut data = history_data(parsed, start, skip, limit);
+        if let Some(p) = paths
+            .first()
+            .filter(|_| data.commits.is_empty() && skip == 0)
+            && let Some(start) = data.start_oid.as_ref()
+        {
+            let warning = glob_warning(&git, repo.worktree.as_deref(), &[start], p).await?;
+            data.warnings.extend(warning);
+        }
         Ok(Local::new::<Self>(&repo, data))
     }
 }
@@ -140,5 +177,6 @@ fn history_data(parsed: Log, start: Oid, skip: u64, limit: u64) -> HistoryData {
         start_oid: Some(start),
         skip,
         limit,
+        warnings: Vec::new(),
     }
 }

@@ -6,6 +6,8 @@
 
 mod action;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +63,7 @@ pub struct ReflogData {
 pub struct ReflogEntry {
     pub index: u64,
     /// `<ref>@{n}`: usable with git to name this position (`<ref>` is `fullRef` when the
-    /// name given is ambiguous).
+    /// name given is ambiguous; the stash is always `stash@{n}`, as git lists it).
     pub selector: String,
     /// Null for a ref's first entry under the reftable backend.
     pub old_oid: Option<String>,
@@ -71,7 +73,11 @@ pub struct ReflogEntry {
     /// `commit`, `amend`, `merge`, `reset`, `rebase`, `checkout`, `pull`, `branch`,
     /// `clone`, `cherry-pick`, `revert`, `fetch`, `push`, `am`, `stash` or `other`.
     pub action: &'static str,
+    /// Non-UTF-8 bytes are read in the new commit's encoding.
     pub message: String,
+    /// Base64 of a message in no known encoding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_bytes_b64: Option<String>,
     pub identity: Identity,
     /// When the ref moved, milliseconds since the epoch.
     pub timestamp: i64,
@@ -112,8 +118,12 @@ impl Tool for Reflog {
 
 async fn reflog_data(git: &Git<'_>, name: String, limit: usize) -> Result<ReflogData, ToolError> {
     let (full, ambiguous) = reflog::full_name(git, "refName", &name).await?;
-    // An ambiguous short name would make the selectors ambiguous too.
-    let shown = if ambiguous {
+    // The stash is named as git itself names it (`git stash list`, `%gd`): `stash@{n}`
+    // always means refs/stash, which git looks up before any branch or tag. Otherwise an
+    // ambiguous short name would make the selectors ambiguous too.
+    let shown = if full == "refs/stash" {
+        "stash"
+    } else if ambiguous {
         full.as_str()
     } else {
         name.as_str()
@@ -121,11 +131,30 @@ async fn reflog_data(git: &Git<'_>, name: String, limit: usize) -> Result<Reflog
     let read = reflog::read(git, &full, limit).await?;
     let (entries, more) = (read.entries, read.more);
     let ids: Vec<&Oid> = entries.iter().map(|e| &e.new).collect();
-    let (reach, complete) = reachable::from_refs(git, &ids).await?;
+    let garbled: Vec<&Oid> = entries
+        .iter()
+        .filter(|e| e.message_bytes.is_some())
+        .map(|e| &e.new)
+        .collect();
+    let ((reach, complete), encodings) = tokio::try_join!(
+        reachable::from_refs(git, &ids),
+        crate::git::log::encodings(git, &garbled),
+    )?;
     let stash = full == "refs/stash";
     let mut out = Vec::with_capacity(entries.len());
     let mut lost = 0;
-    for (i, e) in entries.into_iter().enumerate() {
+    for (i, mut e) in entries.into_iter().enumerate() {
+        // A commit message written in another encoding lands in the reflog as its bytes.
+        let mut message_bytes_b64 = None;
+        if let Some(bytes) = e.message_bytes.take() {
+            match encodings
+                .get(&e.new)
+                .and_then(|enc| crate::model::decode_as(enc, &bytes))
+            {
+                Some(text) => e.message = text,
+                None => message_bytes_b64 = Some(B64.encode(&bytes)),
+            }
+        }
         let state = reach.get(&e.new).copied().unwrap_or(Reach::Unknown);
         let unreachable = match state {
             Reach::Unreachable | Reach::Missing => Some(true),
@@ -151,6 +180,7 @@ async fn reflog_data(git: &Git<'_>, name: String, limit: usize) -> Result<Reflog
             timestamp: e.time * 1000,
             tz: e.tz,
             message: e.message,
+            message_bytes_b64,
             unreachable,
             recoverable: state == Reach::Unreachable,
             missing: state == Reach::Missing,

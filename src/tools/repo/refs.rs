@@ -7,6 +7,7 @@ use crate::config::Toolset;
 use crate::error::ToolError;
 use crate::git::refs::{self, RefRecord, RefSink};
 use crate::git::{Git, Oid, head, remote, repo, stash};
+use crate::model::{name_text, opt_name_text};
 use crate::parse::for_each_ref::Track;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Local, Tool};
@@ -60,6 +61,8 @@ pub struct HeadRef {
     /// The branch HEAD points at (`refs/heads/main`); null when detached.
     #[serde(rename = "ref")]
     pub ref_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_bytes_b64: Option<String>,
     /// The commit HEAD points at; null on an unborn branch.
     pub oid: Option<Oid>,
     pub detached: bool,
@@ -71,6 +74,9 @@ pub struct HeadRef {
 pub struct LocalBranch {
     /// Branch name without `refs/heads/`.
     pub name: String,
+    /// Base64 of a non-UTF-8 name (what `refBytesB64` inputs take).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_bytes_b64: Option<String>,
     pub oid: Oid,
     /// The configured upstream (`origin/main`); null without one.
     pub upstream: Option<String>,
@@ -86,6 +92,8 @@ pub struct LocalBranch {
 pub struct RemoteBranch {
     /// Name without `refs/remotes/` (`origin/main`).
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_bytes_b64: Option<String>,
     pub oid: Oid,
     /// For a symbolic ref such as `origin/HEAD`: the branch it points to.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,6 +105,8 @@ pub struct RemoteBranch {
 pub struct TagRef {
     /// Tag name without `refs/tags/`.
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_bytes_b64: Option<String>,
     /// The object the tag ref points at (the tag object when annotated).
     pub oid: Oid,
     pub annotated: bool,
@@ -146,6 +156,13 @@ fn keep<T>(list: &mut (Vec<T>, u64), max: usize, item: impl FnOnce() -> T) {
 impl RefSink for RefLists {
     fn visit(&mut self, r: RefRecord) {
         let max = self.max;
+        // The exact short name, base64, when the full one is not UTF-8.
+        let raw = |prefix: &str| {
+            r.name_bytes
+                .as_deref()
+                .and_then(|b| b.strip_prefix(prefix.as_bytes()))
+                .and_then(|b| name_text(b).1)
+        };
         if let Some(branch) = r.name.strip_prefix("refs/heads/") {
             keep(&mut self.local, max, || {
                 let (ahead, behind) = match (&r.upstream, r.track) {
@@ -154,6 +171,7 @@ impl RefSink for RefLists {
                 };
                 LocalBranch {
                     name: branch.to_owned(),
+                    name_bytes_b64: raw("refs/heads/"),
                     oid: r.oid.clone(),
                     upstream_gone: r.upstream.is_some() && r.track == Some(Track::Gone),
                     upstream: r.upstream.clone(),
@@ -164,6 +182,7 @@ impl RefSink for RefLists {
         } else if let Some(branch) = r.name.strip_prefix("refs/remotes/") {
             keep(&mut self.remote, max, || RemoteBranch {
                 name: branch.to_owned(),
+                name_bytes_b64: raw("refs/remotes/"),
                 oid: r.oid.clone(),
                 symref: r.symref.as_ref().map(|target| {
                     target
@@ -177,6 +196,7 @@ impl RefSink for RefLists {
                 let annotated = r.object_type == "tag";
                 TagRef {
                     name: tag.to_owned(),
+                    name_bytes_b64: raw("refs/tags/"),
                     oid: r.oid.clone(),
                     annotated,
                     target_oid: if annotated { r.peeled.clone() } else { None },
@@ -211,7 +231,7 @@ impl Tool for Refs {
         };
         let (lists, head_ref, head, remotes) = tokio::try_join!(
             refs::each_ref(&git, lists),
-            head::symbolic_text(&git),
+            head::symbolic(&git),
             git.head(),
             remote::list(&git),
         )?;
@@ -241,11 +261,13 @@ impl Tool for Refs {
                 credentials_redacted: r.credentials_redacted,
             })
             .collect();
+        let (ref_name, ref_bytes_b64) = opt_name_text(head_ref.as_deref());
         let data = RefsData {
             head: HeadRef {
                 detached: head_ref.is_none(),
                 unborn: head.is_none(),
-                ref_name: head_ref,
+                ref_name,
+                ref_bytes_b64,
                 oid: head,
             },
             local_truncated: lists.local.1 > lists.local.0.len() as u64,

@@ -70,6 +70,7 @@ pub struct ScopeChanges {
     pub changed: u64,
     pub staged: u64,
     pub unstaged: u64,
+    /// `-unormal`: an untracked directory counts once (`dir/`).
     pub untracked: u64,
     pub conflicted: u64,
     pub entries: Vec<ScopeEntry>,
@@ -227,7 +228,7 @@ fn now_secs() -> i64 {
 
 async fn changes(git: &Git<'_>, path: &RepoRelPath) -> Result<ScopeChanges, ToolError> {
     let status = StatusQuery {
-        untracked: Some(Untracked::All),
+        untracked: Some(Untracked::Normal),
         paths: Some(std::slice::from_ref(path)),
         ..StatusQuery::default()
     }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Toolset;
 use crate::error::ToolError;
-use crate::git::status::StatusQuery;
+use crate::git::status::{StatusQuery, Untracked};
 use crate::git::{Git, repo};
 use crate::model::{OrigPathText, PathText, opt_name_text};
 use crate::parse::status_v2::{self, Kind};
@@ -69,6 +69,7 @@ pub struct StatusData {
 pub struct StatusCounts {
     pub staged: u64,
     pub unstaged: u64,
+    /// `-unormal`: an untracked directory counts once (`dir/`).
     pub untracked: u64,
     pub conflicted: u64,
     pub renamed: u64,
@@ -144,7 +145,12 @@ impl Tool for Status {
         repo.require_worktree()?;
         let git = Git::new(&repo, &ctx.cancel);
         let max = input.max_entries.usize();
-        let status = StatusQuery::with_branch().read(&git, max).await?;
+        let status = StatusQuery {
+            untracked: Some(Untracked::Normal),
+            ..StatusQuery::with_branch()
+        }
+        .read(&git, max)
+        .await?;
         Ok(Local::new::<Self>(&repo, status_data(status, max)))
     }
 }

@@ -65,9 +65,10 @@ pub(super) fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
     if scan.reftable {
         return scan;
     }
-    let mut logs: Vec<(String, PathBuf)> = Vec::new();
+    // Names as bytes: a branch name need not be UTF-8.
+    let mut logs: Vec<(Vec<u8>, PathBuf)> = Vec::new();
     if window.scope.head() && real_dir(&layout.git_dir.join("logs")) {
-        logs.push(("HEAD".into(), layout.git_dir.join("logs/HEAD")));
+        logs.push((b"HEAD".to_vec(), layout.git_dir.join("logs/HEAD")));
     }
     if window.scope.branches() {
         let logs_dir = layout.common_dir.join("logs");
@@ -75,7 +76,7 @@ pub(super) fn scan_files(config: &Config, path: &str, window: Window) -> Scan {
         let heads = refs.join("heads");
         if real_dir(&logs_dir) && real_dir(&refs) && real_dir(&heads) {
             let mut found = Vec::new();
-            scan.partial |= !branch_logs(&heads, "refs/heads", 0, &mut found);
+            scan.partial |= !branch_logs(&heads, b"refs/heads", 0, &mut found);
             found.sort();
             logs.extend(found);
         }
@@ -106,7 +107,8 @@ fn real_dir(path: &Path) -> bool {
 
 /// Collects branch reflog files under `dir`, never through a symlink. Returns false when
 /// the listing stopped at [`MAX_BRANCH_LOGS`].
-fn branch_logs(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, PathBuf)>) -> bool {
+fn branch_logs(dir: &Path, prefix: &[u8], depth: usize, out: &mut Vec<(Vec<u8>, PathBuf)>) -> bool {
+    use std::os::unix::ffi::OsStrExt;
     let Ok(entries) = std::fs::read_dir(dir) else {
         return true;
     };
@@ -114,7 +116,7 @@ fn branch_logs(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, Pa
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        let name = format!("{prefix}/{}", entry.file_name().to_string_lossy());
+        let name = [prefix, b"/", entry.file_name().as_bytes()].concat();
         if kind.is_dir() && depth < 64 {
             if !branch_logs(&entry.path(), &name, depth + 1, out) {
                 return false;
@@ -132,7 +134,7 @@ fn branch_logs(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, Pa
 /// Reads one reflog from its end, adding the moves inside the window to `scan`.
 fn read_reflog(
     file: &Path,
-    name: &str,
+    raw_name: &[u8],
     rank: usize,
     window: Window,
     budget: &mut u64,
@@ -143,7 +145,18 @@ fn read_reflog(
         // No reflog (never written, or a symlink, FIFO or device we refuse to read): no moves.
         Err(_) => return Ok(()),
     };
+    let (name, ref_bytes) = match std::str::from_utf8(raw_name) {
+        Ok(text) => (text.to_owned(), None),
+        Err(_) => (
+            String::from_utf8_lossy(raw_name).into_owned(),
+            Some(raw_name.to_vec()),
+        ),
+    };
     let mut lines = BackLines::new(file).map_err(|e| format!("{name} reflog: {e}"))?;
+    // Reflog times are not monotonic (a committer date set by hand, clock skew, imported
+    // commits), so an old entry says nothing about the ones before it: every line is read
+    // (within the byte budget) and the newest `keep` by time are kept.
+    let mut found = Vec::new();
     let mut seq = 0;
     while let Some((offset, line)) = lines
         .next(budget)
@@ -152,29 +165,39 @@ fn read_reflog(
         let entry = reflog_file::parse_line(&line, offset as usize)
             .map_err(|e: ParseError| format!("{name} reflog: {e}"))?;
         let ms = entry.time.saturating_mul(1000);
-        if ms < window.since {
-            break;
-        }
         if !window.contains(ms) {
             continue;
         }
         scan.total += 1;
-        if seq < window.keep {
-            scan.events.push(Raw {
-                ref_name: name.to_owned(),
-                ref_rank: rank,
-                seq,
-                old: (!entry.old.is_zero()).then_some(entry.old),
-                new: (!entry.new.is_zero()).then_some(entry.new),
-                time: entry.time,
-                tz: entry.tz,
-                name: entry.name,
-                email: entry.email,
-                message: entry.message,
-            });
-        }
+        found.push(Raw {
+            ref_name: name.clone(),
+            ref_bytes: ref_bytes.clone(),
+            ref_rank: rank,
+            seq,
+            old: (!entry.old.is_zero()).then_some(entry.old),
+            new: (!entry.new.is_zero()).then_some(entry.new),
+            time: entry.time,
+            tz: entry.tz,
+            name: entry.name,
+            email: entry.email,
+            message: entry.message,
+        });
         seq += 1;
+        if found.len() >= 2 * window.keep.max(1) {
+            keep_newest(&mut found, window.keep);
+        }
     }
+    keep_newest(&mut found, window.keep);
+    scan.events.extend(found);
     scan.partial |= lines.stopped;
     Ok(())
+}
+
+/// Keeps the `keep` newest moves by time (ties: nearer the reflog's end first), so memory
+/// stays bounded while a whole reflog is read.
+fn keep_newest(found: &mut Vec<Raw>, keep: usize) {
+    if found.len() > keep {
+        found.sort_by_key(|r| (std::cmp::Reverse(r.time), r.seq));
+        found.truncate(keep);
+    }
 }

@@ -40,6 +40,9 @@ pub struct Event {
     /// `HEAD` or `refs/heads/<name>`.
     #[serde(rename = "ref")]
     pub ref_name: String,
+    /// Base64 of a non-UTF-8 `ref`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ref_bytes_b64: Option<String>,
     /// Null when the move created the ref (or, in a reftable repository, for its oldest
     /// entry, whose previous value git does not show).
     pub old_oid: Option<String>,
@@ -96,6 +99,8 @@ impl Window {
 #[derive(Debug)]
 pub(super) struct Raw {
     pub(super) ref_name: String,
+    /// The exact name, kept only when it is not UTF-8.
+    pub(super) ref_bytes: Option<Vec<u8>>,
     /// 0 for HEAD, then branches in name order: ties in time list HEAD first.
     pub(super) ref_rank: usize,
     /// Position in its reflog counting from the newest (0).
@@ -121,6 +126,10 @@ impl Raw {
             action: classify(&message).0,
             at_ms: self.at_ms(),
             ref_name: self.ref_name,
+            ref_bytes_b64: self
+                .ref_bytes
+                .as_deref()
+                .and_then(|b| crate::model::name_text(b).1),
             old_oid: self.old.map(|o| o.as_str().to_owned()),
             new_oid: self.new.map(|o| o.as_str().to_owned()),
             tz: self.tz,

@@ -72,6 +72,7 @@ pub(super) async fn scan_with_git(
             total += 1;
             if seq < window.keep {
                 events.push(Raw {
+                    ref_bytes: None,
                     ref_rank: rank.get(name.as_str()).copied().unwrap_or(usize::MAX),
                     ref_name: name.clone(),
                     seq,

@@ -38,6 +38,7 @@ pub enum RepoStatus {
     Conflict,
     PotentialConflict,
     Divergent,
+    Bisecting,
     LocalChanges,
     Behind,
     Ahead,
@@ -53,6 +54,7 @@ impl RepoStatus {
             RepoStatus::Conflict => 100,
             RepoStatus::PotentialConflict => 95,
             RepoStatus::Divergent => 90,
+            RepoStatus::Bisecting => 85,
             RepoStatus::LocalChanges => 80,
             RepoStatus::Behind => 70,
             RepoStatus::Ahead => 60,
@@ -73,8 +75,8 @@ pub struct Entry {
     /// The canonical top level, or the path as given when it could not be resolved.
     pub repo_path: String,
     pub status: RepoStatus,
-    /// conflict 100, potential_conflict 95, divergent 90, local_changes 80, behind 70,
-    /// ahead 60, no_upstream 40, unknown 10, clean 0.
+    /// conflict 100, potential_conflict 95, divergent 90, bisecting 85, local_changes 80,
+    /// behind 70, ahead 60, no_upstream 40, unknown 10, clean 0.
     pub priority: u8,
     pub summary: String,
     pub branch: Option<String>,
@@ -97,6 +99,8 @@ pub struct Entry {
     /// An operation in progress (`merge`, `rebase`, `cherry-pick`, `revert`, `am`,
     /// `bisect`), conflicts or not.
     pub operation: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<Bisect>,
     /// Merging the upstream would conflict (checked only when diverged).
     pub potential_conflict_active: bool,
     pub potential_conflict_count: u64,
@@ -114,6 +118,17 @@ pub struct Entry {
     pub error: Option<String>,
     /// Tools to call next for this repository.
     pub suggested_actions: Vec<Suggestion>,
+}
+
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Bisect {
+    /// HEAD is the commit under test.
+    pub bad: Option<String>,
+    pub good: Vec<String>,
+    /// Custom `[bad, good]` terms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terms: Option<[String; 2]>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

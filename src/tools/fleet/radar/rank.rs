@@ -22,6 +22,8 @@ fn status_of(e: &Entry) -> RepoStatus {
         PotentialConflict
     } else if matches!((e.ahead, e.behind), (Some(a), Some(b)) if a > 0 && b > 0) {
         Divergent
+    } else if e.operation == Some("bisect") {
+        Bisecting
     } else if e.dirty || e.operation.is_some() {
         LocalChanges
     } else if e.behind.is_some_and(|b| b > 0) {
@@ -61,6 +63,28 @@ fn summary(e: &Entry, status: RepoStatus) -> String {
             plural(e.potential_conflict_count, "path", "paths")
         ),
         Divergent => format!("diverged from {upstream} ({a} ahead, {b} behind)"),
+        Bisecting => {
+            let b = e.bisect.as_ref();
+            let short = |o: &String| o.get(..7).unwrap_or(o).to_owned();
+            let mut text = format!(
+                "bisecting at {}: bad {}, {}",
+                e.short_head.as_deref().unwrap_or("?"),
+                b.and_then(|b| b.bad.as_ref())
+                    .map_or_else(|| "not marked".to_owned(), short),
+                plural(
+                    b.map_or(0, |b| b.good.len() as u64),
+                    "good commit",
+                    "good commits"
+                )
+            );
+            if e.changed_files > 0 {
+                text.push_str(&format!(
+                    "; {}",
+                    plural(e.changed_files, "changed file", "changed files")
+                ));
+            }
+            text
+        }
         LocalChanges => match (e.operation, e.changed_files) {
             (Some(op), 0) => format!("{op} in progress"),
             (Some(op), n) => format!(
@@ -111,6 +135,13 @@ fn suggestions(status: RepoStatus) -> Vec<Suggestion> {
                 "check that merging or rebasing is clean",
             ),
         ],
+        Bisecting => vec![
+            s(
+                "repo.history",
+                "read the commits left between the good and bad marks",
+            ),
+            s("commit.details", "inspect the commit under test (HEAD)"),
+        ],
         LocalChanges => vec![
             s("worktree.changes", "summarise the uncommitted changes"),
             s("diff.text", "read the uncommitted changes"),
@@ -145,6 +176,7 @@ mod tests {
             Conflict,
             PotentialConflict,
             Divergent,
+            Bisecting,
             LocalChanges,
             Behind,
             Ahead,
@@ -153,7 +185,7 @@ mod tests {
             Clean,
         ];
         let p: Vec<u8> = order.iter().map(|s| s.priority()).collect();
-        assert_eq!(p, [100, 95, 90, 80, 70, 60, 40, 10, 0]);
+        assert_eq!(p, [100, 95, 90, 85, 80, 70, 60, 40, 10, 0]);
     }
 
     #[test]

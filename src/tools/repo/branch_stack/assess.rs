@@ -109,6 +109,7 @@ mod tests {
         BranchStackData {
             current: Current {
                 ref_name: Some("refs/heads/feat".into()),
+                ref_bytes_b64: None,
                 label: "feat".into(),
                 commit: Some("c".into()),
                 detached: false,

@@ -40,16 +40,20 @@ struct BriefStatus {
     conflicted: Vec<Entry>,
     others: Vec<Entry>,
     subs: Submodules,
+    /// Where the repository read sits under the top one (`sub/` for a nested submodule),
+    /// so every submodule is named from the top.
+    prefix: Vec<u8>,
 }
 
 impl BriefStatus {
-    fn new() -> Self {
+    fn new(prefix: &[u8]) -> Self {
         BriefStatus {
             // Each entry is taken out as soon as it is complete, so one slot is enough.
             status: status_v2::Status::new(1),
             conflicted: Vec::new(),
             others: Vec::new(),
             subs: Submodules::default(),
+            prefix: prefix.to_vec(),
         }
     }
 
@@ -76,7 +80,8 @@ impl BriefStatus {
                 }
             };
             if let Some(state) = state {
-                push_attention(&mut self.subs, PathText::from_bytes(&entry.path), state);
+                let path = [self.prefix.as_slice(), &entry.path].concat();
+                push_attention(&mut self.subs, PathText::from_bytes(&path), state);
             }
         }
         let list = if entry.kind == Kind::Unmerged {
@@ -119,7 +124,18 @@ async fn read_worktree(git: &Git<'_>) -> Result<State, ToolError> {
         untracked: Some(Untracked::Normal),
         ..StatusQuery::with_branch()
     };
-    Ok(summarize(query.stream(git, BriefStatus::new()).await?))
+    Ok(summarize(query.stream(git, BriefStatus::new(b"")).await?))
+}
+
+/// The flags of the submodules of a nested submodule (`prefix` is its path from the top
+/// with a trailing `/`), counted as the top repository's are.
+pub(super) async fn read_submodules(git: &Git<'_>, prefix: &[u8]) -> Result<Submodules, ToolError> {
+    let query = StatusQuery {
+        ignore_submodules: Some(IgnoreSubmodules::None),
+        untracked: Some(Untracked::Normal),
+        ..StatusQuery::default()
+    };
+    Ok(query.stream(git, BriefStatus::new(prefix)).await?.subs)
 }
 
 fn summarize(s: BriefStatus) -> State {
@@ -216,19 +232,24 @@ pub(super) async fn submodule_paths(
     Ok(gitconfig::gitmodules_paths(git).await?)
 }
 
+/// Adds the submodules `paths` names (from the `.gitmodules` of the repository at
+/// `worktree`, which sits at `prefix` under the top) to the total, and those not checked
+/// out to `uninitialized`.
 pub(super) fn count_uninitialized(
     subs: &mut Submodules,
     worktree: Option<&Path>,
+    prefix: &[u8],
     paths: &[Vec<u8>],
 ) {
     use std::os::unix::ffi::OsStrExt;
-    subs.total = paths.len() as u64;
+    subs.total += paths.len() as u64;
     let Some(top) = worktree else { return };
     for path in paths {
         let dir = top.join(std::ffi::OsStr::from_bytes(path));
         if !dir.join(".git").exists() {
             subs.uninitialized += 1;
-            push_attention(subs, PathText::from_bytes(path), "uninitialized");
+            let full = [prefix, path].concat();
+            push_attention(subs, PathText::from_bytes(&full), "uninitialized");
         }
     }
 }
