@@ -71,6 +71,7 @@ mod operation_status;
 mod plan_pins;
 mod presence;
 mod progress;
+mod progress_http_cancel;
 mod progress_sdk;
 mod progress_tty;
 mod protocol;
