@@ -73,6 +73,7 @@ mod presence;
 mod progress;
 mod progress_http_cancel;
 mod progress_sdk;
+mod progress_specs;
 mod progress_tty;
 mod protocol;
 mod reach;

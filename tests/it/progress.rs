@@ -86,7 +86,7 @@ pub(crate) fn check_progress(updates: &[Value], total: u64, what: &str, unit: &s
 
 /// Sends `tools/call` with `id` and reads to its answer: the progress notifications that
 /// came first (their params), and the answer. Nothing else may arrive meanwhile.
-fn call(server: &mut Server, id: &str, params: Value) -> (Vec<Value>, Value) {
+pub(crate) fn call(server: &mut Server, id: &str, params: Value) -> (Vec<Value>, Value) {
     server.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}));
     let mut notes = Vec::new();
     loop {
@@ -111,7 +111,7 @@ fn ping_is_next(server: &mut Server, modern: bool) {
 }
 
 /// Params carrying the modern envelope, and a progress token when given.
-fn modern_meta(token: Option<Value>) -> Value {
+pub(crate) fn modern_meta(token: Option<Value>) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -122,7 +122,7 @@ fn modern_meta(token: Option<Value>) -> Value {
     json!({ "_meta": meta })
 }
 
-fn tool_params(name: &str, args: &Value, meta: Value) -> Value {
+pub(crate) fn tool_params(name: &str, args: &Value, meta: Value) -> Value {
     let mut params = meta;
     params["name"] = name.into();
     params["arguments"] = args.clone();
