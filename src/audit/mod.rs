@@ -7,6 +7,7 @@
 
 pub mod breaks;
 pub mod canonical;
+mod checked;
 pub mod flood;
 pub mod ledger;
 pub mod record;

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::canonical;
+use super::checked::Checked;
 use super::ledger::{
     BREAK_FIELD, CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE,
     PREVIOUS_KEY_FIELD, RETAINED, SCHEMA_VERSION, lock_path, rotated_path,
@@ -120,15 +121,14 @@ pub fn verify_audit_ledger_watched(
         seen_segments: HashSet::new(),
         chain_started: false,
         pending: None,
-        checked: Checked {
-            progress: progress.clone(),
-            total: segments
+        checked: Checked::new(
+            progress,
+            segments
                 .iter()
                 .filter_map(|s| s.metadata().ok())
                 .map(|m| m.len())
                 .sum(),
-            ..Checked::default()
-        },
+        ),
     };
     let count = segments.len();
     for (i, segment) in segments.iter().enumerate() {
@@ -182,31 +182,6 @@ struct Verifier<'k> {
     /// that records exactly them.
     pending: Option<Pending>,
     checked: Checked,
-}
-
-/// The ledger's bytes checked so far, reported every [`Checked::STEP`] bytes.
-#[derive(Default)]
-struct Checked {
-    progress: Progress,
-    done: u64,
-    reported: u64,
-    total: u64,
-}
-
-impl Checked {
-    const STEP: u64 = 1 << 20;
-
-    fn add(&mut self, n: u64) {
-        self.done += n;
-        if self.done - self.reported >= Self::STEP || self.done == self.total {
-            self.reported = self.done;
-            let (done, total) = (self.done, self.total.max(self.done));
-            let mib = |b: u64| b as f64 / f64::from(1 << 20);
-            self.progress.report(done, Some(total), || {
-                format!("verify-audit: {:.1} of {:.1} MiB", mib(done), mib(total))
-            });
-        }
-    }
 }
 
 struct Pending {
