@@ -19,7 +19,8 @@
 //! checks, and the runner is private to `git`).
 //! Side paths: every call is reported to [`observe`], where `audit` and `presence` see
 //! it; the spec tools run the OpenSpec CLI through `specs`. Shared leaves: [`sink`] (how
-//! bytes are taken as they stream, for `process` and `parse`), [`model`] (result types
+//! bytes are taken as they stream, for `process` and `parse`), [`progress`] (how far long
+//! work has come, for an MCP client or a terminal to hear), [`model`] (result types
 //! and newtypes such as `Oid`), and [`config`], the one reader of the environment. The
 //! local semantic diff engine, [`semantic`], serves `tools::diff` and the gateway alike
 //! and names neither.
@@ -50,6 +51,7 @@ pub mod operation;
 pub mod parse;
 pub mod presence;
 pub mod process;
+pub mod progress;
 pub mod registry;
 pub mod safe_file;
 pub mod semantic;

@@ -12,12 +12,14 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::canonical;
+use super::checked::Checked;
 use super::ledger::{
     BREAK_FIELD, CHAIN_VERSION, GENESIS_HASH, HASH_EXCLUDED, KEY_CHANGE, MAX_LINE,
     PREVIOUS_KEY_FIELD, RETAINED, SCHEMA_VERSION, lock_path, rotated_path,
 };
 use super::signing::{SignatureProblem, verify_audit_event_signature};
 use super::{breaks, strict};
+use crate::progress::Progress;
 
 /// Counters only: a verification report never repeats ledger content.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -83,6 +85,16 @@ pub fn verify_audit_ledger(
     keys: &[VerifyingKey],
     require_signed: bool,
 ) -> Result<VerifyReport, VerifyError> {
+    verify_audit_ledger_watched(path, keys, require_signed, &Progress::none())
+}
+
+/// [`verify_audit_ledger`], telling `progress` how many of the ledger's bytes are checked.
+pub fn verify_audit_ledger_watched(
+    path: &Path,
+    keys: &[VerifyingKey],
+    require_signed: bool,
+    progress: &Progress,
+) -> Result<VerifyReport, VerifyError> {
     let mut segments: Vec<PathBuf> = (1..=RETAINED)
         .rev()
         .map(|n| rotated_path(path, n))
@@ -109,6 +121,14 @@ pub fn verify_audit_ledger(
         seen_segments: HashSet::new(),
         chain_started: false,
         pending: None,
+        checked: Checked::new(
+            progress,
+            segments
+                .iter()
+                .filter_map(|s| s.metadata().ok())
+                .map(|m| m.len())
+                .sum(),
+        ),
     };
     let count = segments.len();
     for (i, segment) in segments.iter().enumerate() {
@@ -161,6 +181,7 @@ struct Verifier<'k> {
     /// A segment ended in invalid bytes: the next segment must open with a checkpoint
     /// that records exactly them.
     pending: Option<Pending>,
+    checked: Checked,
 }
 
 struct Pending {
@@ -215,6 +236,7 @@ impl Verifier<'_> {
                 break;
             }
             offset += n as u64;
+            self.checked.add(n as u64);
         }
         if line_no == 0 && !is_active {
             return Err((None, "rotated segment is empty".into()));

@@ -75,6 +75,18 @@ const RULES: &[Rule] = &[
         names: &[],
     },
     Rule {
+        layer: &["progress"],
+        modules: &[
+            &["tools"],
+            &["transport"],
+            &["error"],
+            &["cli"],
+            &["specs"],
+            &["semantic"],
+        ],
+        names: MCP_NAMES,
+    },
+    Rule {
         layer: &["observe"],
         modules: &[&["tools"], &["transport"], &["audit"], &["presence"]],
         names: &[],

@@ -20,7 +20,8 @@ const IDLE: Duration = Duration::from_secs(60 * 60);
 const MAX_SESSIONS: usize = 1024;
 
 pub struct Session {
-    pub handler: Handler,
+    /// Shared with the event streams of the session's requests in flight.
+    pub handler: Arc<Handler>,
     pub capability: Option<String>,
     /// Fires when the session ends: its GET streams close.
     pub ended: CancellationToken,
@@ -84,7 +85,7 @@ impl Sessions {
         }
         let id = uuid::Uuid::new_v4().simple().to_string();
         let session = Arc::new(Session {
-            handler: self.stateless(scope),
+            handler: Arc::new(self.stateless(scope)),
             capability: scope.capability.clone(),
             ended: self.shutdown.child_token(),
             used: Mutex::new(Instant::now()),

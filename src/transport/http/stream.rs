@@ -1,8 +1,8 @@
 //! `GET`: a session's server-to-client event stream; `DELETE`: the end of a session.
 //!
 //! gitward sends no unprompted messages (its tool list never changes and it asks clients
-//! for nothing), so the stream carries only keep-alive comments until the session or the
-//! server ends. With nothing ever sent on it there is nothing to replay, so a
+//! for nothing; a request's progress rides that request's own response), so the stream
+//! carries only keep-alive comments until the session or the server ends. With nothing ever sent on it there is nothing to replay, so a
 //! `Last-Event-ID` resumes the stream as it was: empty.
 
 use std::sync::Arc;
