@@ -40,6 +40,7 @@ mod gateway_open;
 mod gateway_others;
 mod gateway_support;
 mod gateway_tty;
+mod git_words;
 mod hostile;
 mod hostile_drivers;
 mod hostile_registry;
