@@ -70,6 +70,7 @@ mod operation_peer;
 mod operation_preview;
 mod operation_status;
 mod plan_pins;
+mod plan_predict;
 mod presence;
 mod protocol;
 mod reach;
