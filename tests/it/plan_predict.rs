@@ -155,3 +155,35 @@ async fn a_predicted_step_is_checked_again_right_before_it_runs() {
     rig.git(&["branch", "-f", "side", "side@{1}"]);
     assert_eq!(snapshot(&rig), before);
 }
+
+#[tokio::test]
+async fn a_discard_after_a_merge_commit_runs_on_the_merged_state_and_is_undone_by_one_restore() {
+    let rig = Rig::new();
+    history(&rig);
+    rig.fx.commit(&rig.repo, "m.txt", "mmm\n", "main moves on");
+    rig.fx
+        .write(&rig.repo, "dir/b.txt", "local edit, discarded\n");
+    let before = snapshot(&rig);
+    let twin = rig.twin("twin");
+    let discard = json!({"operationType": "discard", "paths": ["dir/b.txt"]});
+    let id = rig
+        .propose("plan", json!({"steps": [merge("feature"), discard]}))
+        .await
+        .unwrap();
+    rig.approve(&id);
+    let record = rig.run(&id).await;
+    assert_eq!(record.status, Status::Completed, "{record:?}");
+    rig.fx.git(&twin, &["merge", "-q", "--no-edit", "feature"]);
+    rig.fx
+        .git(&twin, &["restore", "--worktree", "--", "dir/b.txt"]);
+    assert_eq!(
+        content_state(&rig.fx, &rig.repo),
+        content_state(&rig.fx, &twin)
+    );
+    let rp = result(&record)["restorePointId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    rig.exec.restore(&rp, false, &rig.cancel).await.unwrap();
+    assert_eq!(snapshot(&rig), before);
+}
