@@ -54,3 +54,28 @@ pub async fn upstream(git: &Git<'_>) -> Result<Option<Upstream>, GitError> {
         _ => None,
     })
 }
+
+/// The full ref name git reads `name` as (`main` → `refs/heads/main`), `None` when it
+/// names no ref (an object id, a name nothing matches). `name` is a validated revision
+/// root, never an option.
+pub async fn full_ref_name(git: &Git<'_>, name: &str) -> Result<Option<String>, GitError> {
+    if let Some((full, _)) = super::ref_file::branch_named(git.repo, name) {
+        return Ok(Some(full));
+    }
+    let out = git
+        .cmd([
+            "rev-parse",
+            "--symbolic-full-name",
+            "--end-of-options",
+            name,
+        ])
+        .capture_allowing(4096, &[0, 1, 128])
+        .await?;
+    let text = String::from_utf8_lossy(&out.sink.bytes);
+    Ok(text
+        .lines()
+        .next()
+        .map(str::trim)
+        .filter(|l| out.success() && (l.starts_with("refs/") || *l == "HEAD"))
+        .map(str::to_owned))
+}

@@ -217,7 +217,8 @@ impl GitWrite<'_> {
         self.run(argv).await
     }
 
-    /// `git switch -c name start`: a new branch at the commit `start`, checked out.
+    /// `git switch -c name start`: a new branch at `start` (a commit id or a validated
+    /// revision, never an option), checked out.
     pub async fn switch_new(&self, name: &str, start: &str) -> Result<Ran, RunError> {
         self.run(["switch", "--no-guess", "--no-track", "-c", name, start])
             .await

@@ -37,15 +37,26 @@ fn literal(words: &[&str], paths: &[String]) -> Vec<OsString> {
 }
 
 impl GitWrite<'_> {
-    /// `git merge --no-edit -m message <oid>` (fast-forwards when git would).
-    pub async fn merge(&self, oid: &str, message: &str) -> Result<Ran, RunError> {
-        self.run(["merge", "--no-edit", "-m", message, "--end-of-options", oid])
+    /// `git merge --no-edit <source>` (fast-forwards when git would). `source` is the
+    /// name the user gave (validated, never an option), so the merge commit's message
+    /// (`Merge branch 'x' into y`) and the reflog entries (`merge x: Fast-forward`) are
+    /// git's own words, as after the same command typed by hand.
+    pub async fn merge(&self, source: &str) -> Result<Ran, RunError> {
+        self.run(["merge", "--no-edit", "--end-of-options", source])
             .await
     }
 
-    /// `git merge --squash <oid>`: the changes staged, nothing committed.
-    pub async fn merge_squash(&self, oid: &str) -> Result<Ran, RunError> {
-        self.run(["merge", "--squash", "--end-of-options", oid])
+    /// `git merge --ff-only <oid>`: the checked-out branch fast-forwarded to `oid`, the
+    /// `post-merge` hook run as after a manual fast-forward.
+    pub async fn merge_ff_only(&self, oid: &str) -> Result<Ran, RunError> {
+        self.run(["merge", "--ff-only", "--end-of-options", oid])
+            .await
+    }
+
+    /// `git merge --squash <source>` (the user's name, as for [`GitWrite::merge`]): the
+    /// changes staged, nothing committed.
+    pub async fn merge_squash(&self, source: &str) -> Result<Ran, RunError> {
+        self.run(["merge", "--squash", "--end-of-options", source])
             .await
     }
 
@@ -83,7 +94,9 @@ impl GitWrite<'_> {
     }
 
     /// `git rebase --no-autostash <upstream> <tip>`: replays `upstream..tip` on
-    /// `upstream`, ending detached on the result (both are object ids).
+    /// `upstream`, ending detached on the result. `upstream` is the user's branch name
+    /// (the `pre-rebase` hook and the reflog see it as after a manual rebase), `tip` an
+    /// object id, so that no branch but the one checked out ever moves.
     pub async fn rebase_detached(&self, upstream: &str, tip: &str) -> Result<Ran, RunError> {
         self.run([
             "rebase",
@@ -101,27 +114,11 @@ impl GitWrite<'_> {
         self.run(["switch", "--no-guess", branch]).await
     }
 
-    /// Moves `refname` from `old` to `new` (both object ids), guarded on `old`.
-    pub async fn move_ref(
-        &self,
-        refname: &str,
-        new: &str,
-        old: &str,
-        message: &str,
-    ) -> Result<Ran, RunError> {
-        self.run(["update-ref", "-m", message, refname, new, old])
-            .await
-    }
-
-    /// Points `HEAD` at the branch `refname`.
-    pub async fn head_to(&self, refname: &str, message: &str) -> Result<Ran, RunError> {
-        self.run(["symbolic-ref", "-m", message, "HEAD", refname])
-            .await
-    }
-
-    /// `git reset --soft|--mixed|--hard <oid>`.
-    pub async fn reset(&self, mode: ResetMode, oid: &str) -> Result<Ran, RunError> {
-        self.run(["reset", "-q", mode.flag(), "--end-of-options", oid])
+    /// `git reset --soft|--mixed|--hard <target>`, `target` as the user named it (a
+    /// validated revision), so the reflog reads `reset: moving to HEAD~1` as after the
+    /// same command typed by hand; git sets `ORIG_HEAD` as it always does.
+    pub async fn reset(&self, mode: ResetMode, target: &str) -> Result<Ran, RunError> {
+        self.run(["reset", "-q", mode.flag(), "--end-of-options", target])
             .await
     }
 

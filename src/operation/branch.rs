@@ -197,7 +197,10 @@ impl Operation for Branch {
             .ok_or_else(|| OpError::Internal("no start pinned".into()))?;
         let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
         if f.checkout {
-            checked(w.switch_new(&f.name, start).await)?;
+            // The start point as the user named it (revalidated against `start` just
+            // before; the intent check after the write holds the branch to it), so the
+            // branch's reflog reads `branch: Created from main` as after `git switch -c`.
+            checked(w.switch_new(&f.name, f.start()).await)?;
         } else {
             let message = format!("branch: Created from {}", f.start());
             checked(w.create_ref(&f.refname(), start, &message).await)?;

@@ -316,18 +316,20 @@ impl Operation for Merge {
         let f = MergeFields::from_fields(fields)?;
         let top = ctx.repo.require_worktree()?;
         let w = GitWrite::new(top, ctx.cancel);
-        let head = head_oid(&pins.0)?;
         let source = source_oid(&pins.0)?;
         match f.strategy {
-            Strategy::Merge => merge(ctx, &w, &f, &source).await?,
-            Strategy::Squash => squash(ctx, &w, &source).await?,
-            Strategy::Rebase => rebase(ctx, &w, &f, &head, &source).await?,
+            Strategy::Merge => merge(ctx, &w, &f).await?,
+            Strategy::Squash => squash(ctx, &w, &f).await?,
+            Strategy::Rebase => rebase(ctx, &w, &f, &source).await?,
         }
         let git = Git::new(ctx.repo, ctx.cancel);
         let tip = git
             .head()
             .await?
             .ok_or_else(|| OpError::git("the merge left HEAD unborn"))?;
+        if f.strategy == Strategy::Merge {
+            merged_the_pinned(&git, &f, &tip, &source).await?;
+        }
         let mut out = Fields::new();
         out.insert("commitSha".into(), json!(tip.as_str()));
         out.insert("strategy".into(), json!(f.strategy));
@@ -337,15 +339,11 @@ impl Operation for Merge {
     }
 }
 
-async fn merge(
-    ctx: Ctx<'_>,
-    w: &GitWrite<'_>,
-    f: &MergeFields,
-    source: &Oid,
-) -> Result<(), OpError> {
-    let message = format!("Merge '{}' into {}", f.source_ref, f.target());
+/// `git merge` of the user's own name (revalidated against the pinned commit under the
+/// repository lock just before), so the message and the reflog are git's own.
+async fn merge(ctx: Ctx<'_>, w: &GitWrite<'_>, f: &MergeFields) -> Result<(), OpError> {
     let ran = w
-        .merge(source.as_str(), &message)
+        .merge(&f.source_ref)
         .await
         .map_err(|e| OpError::git(e.to_string()))?;
     if ran.ok() {
@@ -358,9 +356,36 @@ async fn merge(
     Err(refused(ran.combined(), conflicts))
 }
 
-async fn squash(ctx: Ctx<'_>, w: &GitWrite<'_>, source: &Oid) -> Result<(), OpError> {
+/// Git resolved `sourceRef` itself: what it merged must be the commit the card showed
+/// (the new tip after a fast-forward, the second parent of a merge commit). A name that
+/// moved in the instant between revalidation and the merge is rolled back, not kept.
+async fn merged_the_pinned(
+    git: &Git<'_>,
+    f: &MergeFields,
+    tip: &Oid,
+    source: &Oid,
+) -> Result<(), OpError> {
+    let merged = if tip == source {
+        Some(source.clone())
+    } else {
+        let second = Rev::parse("sourceRef", &format!("{tip}^2"))?;
+        git.resolve_commit("sourceRef", &second).await.ok()
+    };
+    if merged.as_ref() == Some(source) {
+        return Ok(());
+    }
+    Err(OpError::RollBack {
+        message: format!(
+            "`{}` moved while the merge ran: git merged another commit than the approved {source}",
+            f.source_ref
+        ),
+        details: Fields::new(),
+    })
+}
+
+async fn squash(ctx: Ctx<'_>, w: &GitWrite<'_>, f: &MergeFields) -> Result<(), OpError> {
     let ran = w
-        .merge_squash(source.as_str())
+        .merge_squash(&f.source_ref)
         .await
         .map_err(|e| OpError::git(e.to_string()))?;
     if !ran.ok() {
@@ -382,17 +407,20 @@ async fn squash(ctx: Ctx<'_>, w: &GitWrite<'_>, source: &Oid) -> Result<(), OpEr
     Ok(())
 }
 
-/// Replays `head..source` on `head` (detached), then moves the target there and checks
-/// it out again; on a conflict the rebase is aborted and the target checked out as it was.
+/// Replays `target..source` on the target by `git rebase <target> <source-oid>` (detached,
+/// so the source branch never moves), then checks the target out again and fast-forwards
+/// it there with `git merge --ff-only`: the commands a person would type, so
+/// `pre-rebase`, `post-checkout`, `post-rewrite` and `post-merge` run, and the reflogs and
+/// `ORIG_HEAD` read as after them. On a conflict the rebase is aborted and the target
+/// checked out as it was.
 async fn rebase(
     ctx: Ctx<'_>,
     w: &GitWrite<'_>,
     f: &MergeFields,
-    head: &Oid,
     source: &Oid,
 ) -> Result<(), OpError> {
     let ran = w
-        .rebase_detached(head.as_str(), source.as_str())
+        .rebase_detached(f.target(), source.as_str())
         .await
         .map_err(|e| OpError::git(e.to_string()))?;
     let git = Git::new(ctx.repo, ctx.cancel);
@@ -412,12 +440,8 @@ async fn rebase(
         .head()
         .await?
         .ok_or_else(|| OpError::git("the rebase left HEAD unborn"))?;
-    let message = format!("merge (rebase): '{}' onto {}", f.source_ref, f.target());
-    checked(
-        w.move_ref(&f.refname(), tip.as_str(), head.as_str(), &message)
-            .await,
-    )?;
-    checked(w.head_to(&f.refname(), &message).await)?;
+    checked(w.switch(f.target()).await)?;
+    checked(w.merge_ff_only(tip.as_str()).await)?;
     Ok(())
 }
 

@@ -3,10 +3,14 @@
 //!
 //! Each step is the operation type of its `operationType` (found through
 //! [`super::find`], so a type this build does not carry is refused when proposed), with
-//! its own fields beside `operationType`. Every step is validated and pinned when the
-//! plan is proposed, against the repository as it is then, and every pin is compared
-//! again before the first step runs. The steps then run with the commits resolved at
-//! proposal time — what the card showed is what runs.
+//! its own fields beside `operationType`. Every step is validated, pinned and previewed
+//! against the state the steps before it leave, as plain git run step by step would see
+//! it: up to the first step that moves a ref that is the repository as it is; after it,
+//! the state [`predict`] tells beforehand (a name relative to what an earlier step
+//! moves, such as `HEAD~1` after a merge, is read on the predicted commit, or refused
+//! when that commit is only made as the plan runs). Every pin is compared again before
+//! the first step runs, and a predicted step's pins once more right before it runs, on
+//! the state the steps before really left — what the card showed is what runs.
 //!
 //! On the first step that fails, nothing more runs and the executor puts the repository
 //! back to the restore point it took before the plan (`failure: "rolledBack"`), with
@@ -19,6 +23,7 @@ use serde_json::{Map, Value, json};
 use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
 
+pub mod predict;
 pub mod shared;
 
 /// Steps in one plan at most.
@@ -163,23 +168,12 @@ impl Operation for Plan {
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let steps = steps(fields)?;
-        // Every step reads the same repository as it is now: what several steps read is
-        // read once for all, the rest side by side; the first refusal in step order is
-        // the one reported.
-        let read = match shared::pin(ctx, &steps).await {
-            Some(read) => read,
-            None => {
-                let own = steps
-                    .iter()
-                    .map(|s| async { Ok(s.op.pin(ctx, &s.fields).await?.0) });
-                futures_util::future::join_all(own).await
-            }
-        };
-        let mut pinned = Vec::with_capacity(steps.len());
-        for (i, (s, p)) in steps.iter().zip(read).enumerate() {
-            pinned.push(p.map_err(|e| in_step(i + 1, s.op.kind(), e))?);
-        }
-        Ok(Pins(json!({ "steps": pinned })))
+        let live = predict::live_prefix(&steps);
+        let pinned = pin_live(ctx, &steps[..live]).await?;
+        let rest = predict::pin_rest(ctx, &steps, &pinned).await?;
+        Ok(Pins(
+            json!({ "steps": pinned.into_iter().chain(rest).collect::<Vec<_>>() }),
+        ))
     }
 
     async fn late_pins(
@@ -189,10 +183,17 @@ impl Operation for Plan {
         pins: &Pins,
     ) -> Result<Option<Fields>, OpError> {
         let steps = steps(fields)?;
+        let live = predict::live_prefix(&steps);
         let mut joined = Vec::with_capacity(steps.len());
         let mut any = false;
         for (i, s) in steps.iter().enumerate() {
             let mut own = step_pins(pins, i).0;
+            // A later step's late pins would read the repository before the plan, not the
+            // state that step starts from.
+            if i >= live {
+                joined.push(own);
+                continue;
+            }
             let late =
                 s.op.late_pins(ctx, &s.fields, &Pins(own.clone()))
                     .await
@@ -209,8 +210,9 @@ impl Operation for Plan {
     async fn preview(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Value, OpError> {
         let steps = steps(fields)?;
         let mut out = Vec::with_capacity(steps.len());
+        let live = predict::live_prefix(&steps);
         for (i, s) in steps.iter().enumerate() {
-            let preview = s.op.preview(ctx, &s.fields, &step_pins(pins, i)).await;
+            let own = step_pins(pins, i);
             let mut card = json!({
                 "step": i + 1,
                 "operationType": s.op.kind(),
@@ -218,7 +220,21 @@ impl Operation for Plan {
                 "risk": s.op.risk(),
                 "destructive": s.op.needs_confirmation(&s.fields),
             });
-            match preview {
+            if i >= live {
+                // What this step starts from: HEAD as the steps before leave it.
+                card["startsFrom"] = json!({"predicted": true, "head": own.0["head"]});
+            }
+            if let Some(by) = own.0.get(predict::MADE_BY) {
+                card["startsFrom"]["madeBy"] = by.clone();
+                card["previewError"] = json!(format!(
+                    "starts from the commit step {} ({}) makes when it runs: what it does there is checked right before it runs",
+                    by["step"],
+                    by["operationType"].as_str().unwrap_or_default()
+                ));
+                out.push(card);
+                continue;
+            }
+            match s.op.preview(ctx, &s.fields, &own).await {
                 Ok(p) => card["preview"] = p,
                 Err(e) => card["previewError"] = json!(e.to_string()),
             }
@@ -229,8 +245,9 @@ impl Operation for Plan {
 
     async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
         let steps = steps(fields)?;
+        let live = predict::live_prefix(&steps);
         let mut moved = Vec::new();
-        for (i, s) in steps.iter().enumerate() {
+        for (i, s) in steps.iter().enumerate().take(live) {
             match s.op.revalidate(ctx, &s.fields, &step_pins(pins, i)).await {
                 Ok(()) => {}
                 Err(OpError::Stale { moved: m }) => {
@@ -240,6 +257,28 @@ impl Operation for Plan {
                     }));
                 }
                 Err(e) => return Err(in_step(i + 1, s.op.kind(), e)),
+            }
+        }
+        // The later steps' pins follow from the live ones: read again only while those
+        // hold, then compared whole.
+        if moved.is_empty() && live < steps.len() {
+            let prefix: Vec<Value> = (0..live).map(|i| step_pins(pins, i).0).collect();
+            match predict::pin_rest(ctx, &steps, &prefix).await {
+                Ok(now) => {
+                    for (j, found) in now.iter().enumerate() {
+                        let i = live + j;
+                        for mut m in super::pins::diff(&step_pins(pins, i).0, found) {
+                            m.what = format!("step {} {}", i + 1, m.what);
+                            moved.push(m);
+                        }
+                    }
+                }
+                Err(OpError::Invalid { reason, .. }) => moved.push(super::Moved {
+                    what: reason,
+                    expected: Value::Null,
+                    found: Value::Null,
+                }),
+                Err(e) => return Err(e),
             }
         }
         if moved.is_empty() {
@@ -253,17 +292,29 @@ impl Operation for Plan {
         let steps = steps(fields)?;
         let mut intents = Vec::with_capacity(steps.len());
         for (i, s) in steps.iter().enumerate() {
-            intents.push(s.op.intent(&s.fields, &step_pins(pins, i))?);
+            let own = step_pins(pins, i);
+            intents.push(match own.0.get(predict::MADE_BY) {
+                Some(_) => predict::unknown_intent(s, &own.0),
+                None => (s.op.intent(&s.fields, &own)?, Vec::new()),
+            });
         }
         Ok(combine(&intents))
     }
 
     async fn execute(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<Fields, OpError> {
         let steps = steps(fields)?;
+        let live = predict::live_prefix(&steps);
         let mut results: Vec<Value> = Vec::with_capacity(steps.len());
         for (i, s) in steps.iter().enumerate() {
             let kind = s.op.kind();
-            match s.op.execute(ctx, &s.fields, &step_pins(pins, i)).await {
+            let mut own = step_pins(pins, i);
+            if i >= live {
+                match predict::recheck(ctx, s, &own.0).await {
+                    Ok(now) => own = Pins(now),
+                    Err(e) => return Err(failed(&steps, results, i, e)),
+                }
+            }
+            match s.op.execute(ctx, &s.fields, &own).await {
                 Ok(out) => results.push(json!({
                     "step": i + 1, "operationType": kind, "status": "completed", "result": out,
                 })),
@@ -274,6 +325,26 @@ impl Operation for Plan {
         out.insert("steps".into(), Value::Array(results));
         Ok(out)
     }
+}
+
+/// The pins of the steps before the first that moves a ref (and of that one), read from
+/// the repository as it is: what several steps read is read once for all, the rest side
+/// by side; the first refusal in step order is the one reported.
+async fn pin_live(ctx: Ctx<'_>, steps: &[Step]) -> Result<Vec<Value>, OpError> {
+    let read = match shared::pin(ctx, steps).await {
+        Some(read) => read,
+        None => {
+            let own = steps
+                .iter()
+                .map(|s| async { Ok(s.op.pin(ctx, &s.fields).await?.0) });
+            futures_util::future::join_all(own).await
+        }
+    };
+    let mut pinned = Vec::with_capacity(steps.len());
+    for (i, (s, p)) in steps.iter().zip(read).enumerate() {
+        pinned.push(p.map_err(|e| in_step(i + 1, s.op.kind(), e))?);
+    }
+    Ok(pinned)
 }
 
 /// The plan's failure at step `i` (0-based): what each step did, for the rollback.
@@ -309,10 +380,14 @@ fn failed(steps: &[Step], mut results: Vec<Value>, i: usize, e: OpError) -> OpEr
 /// the one before leaves. A step pinned on another state than that (a merge pinned on the
 /// branch a reset before it moves) leaves the ref's post-state unknown, and unknown refs
 /// are left out of the post-state rather than guessed.
-fn combine(intents: &[Intent]) -> Intent {
+fn combine(intents: &[(Intent, Vec<String>)]) -> Intent {
     let mut out = Intent::default();
     let mut known: std::collections::BTreeMap<String, Option<Expect>> = Default::default();
-    for intent in intents {
+    for (intent, unknown) in intents {
+        // A step from a commit made only as the plan runs: the refs it moves end unknown.
+        for name in unknown {
+            known.insert(name.clone(), None);
+        }
         for (name, expect) in &intent.pre {
             out.pre
                 .entry(name.clone())
@@ -400,21 +475,29 @@ mod tests {
         b.post
             .insert("refs/stash".into(), Expect::ChildOf { parent: None });
         // b was pinned on 9, not on the 2 that a leaves: main's end state is unknown.
-        let c = combine(&[a.clone(), b.clone()]);
+        let c = combine(&[(a.clone(), vec![]), (b.clone(), vec![])]);
         assert_eq!(c.pre["refs/heads/main"], at("1"));
         assert!(!c.post.contains_key("refs/heads/main"));
         assert!(c.post.contains_key("refs/stash"));
-        let c = combine(&[b.clone(), a.clone()]);
+        let c = combine(&[(b.clone(), vec![]), (a.clone(), vec![])]);
         assert!(!c.post.contains_key("refs/heads/main"));
         // A step that starts where the one before ends keeps the chain; once broken it
         // stays unknown.
         let mut d = Intent::default();
         d.pre.insert("refs/heads/main".into(), at("2"));
         d.post.insert("refs/heads/main".into(), at("3"));
-        let c = combine(&[a.clone(), d.clone()]);
+        let c = combine(&[(a.clone(), vec![]), (d.clone(), vec![])]);
         assert_eq!(c.post["refs/heads/main"], at("3"));
-        let c = combine(&[a, b, d]);
+        let c = combine(&[(a.clone(), vec![]), (b, vec![]), (d.clone(), vec![])]);
         assert!(!c.post.contains_key("refs/heads/main"));
         assert_eq!(c.refs(), ["refs/heads/main", "refs/stash"]);
+        // A step from an unknown commit leaves what it moves unknown.
+        let c = combine(&[
+            (a, vec![]),
+            (Intent::default(), vec!["refs/heads/main".into()]),
+            (d, vec![]),
+        ]);
+        assert!(!c.post.contains_key("refs/heads/main"));
+        assert_eq!(c.pre["refs/heads/main"], at("1"));
     }
 }

@@ -1,8 +1,9 @@
 //! `rebase`: replay a branch's own commits onto another commit, non-interactively, through
 //! git's own `rebase` (hooks as configured, no autostash, no other branch moved along).
 //!
-//! The onto commit is resolved when proposed and that commit, not the name, is what the
-//! branch is rebased onto. A conflict never leaves the repository mid-rebase: the rebase is
+//! The onto commit is resolved when proposed and pinned; git is given the user's own name,
+//! checked against that commit right before, so hooks and reflogs see what a person
+//! typing the command would give them. A conflict never leaves the repository mid-rebase: the rebase is
 //! aborted and the failure names the commit it stopped at and the conflicting paths.
 //! `interactive: true` is refused by the schema (`const: false`) and by validation, so it
 //! never reaches a card.
@@ -233,8 +234,12 @@ impl Operation for Rebase {
         let top = ctx.repo.require_worktree()?;
         let onto = oid_of(pins, "ontoOid")?;
         let w = GitWrite::new(top, ctx.cancel);
+        // `ontoRef` as the user named it, revalidated against `onto` under the repository
+        // lock just before (the intent check after the write holds the result to it): the
+        // `pre-rebase` hook gets the upstream as git passes it, and the reflog reads
+        // `rebase (start): checkout main` as after the same command typed by hand.
         let ran = w
-            .rebase_onto(&onto, f.branch())
+            .rebase_onto(&f.onto_ref, f.branch())
             .await
             .map_err(|e| OpError::git(e.to_string()))?;
         if !ran.ok() {

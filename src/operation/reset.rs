@@ -270,7 +270,11 @@ impl Operation for Reset {
         let target = pinned(&pins.0, "targetOid")?;
         let dir = ctx.repo.worktree.as_deref().unwrap_or(&ctx.repo.git_dir);
         let w = GitWrite::new(dir, ctx.cancel);
-        checked(w.reset(f.mode.git(), target.as_str()).await)?;
+        // The user's own name, revalidated against `target` under the repository lock just
+        // before: git writes `reset: moving to <name>` as after the same command by hand.
+        // Should the name move in between, the intent check after the write sees a tip
+        // other than `target`.
+        checked(w.reset(f.mode.git(), &f.target_ref).await)?;
         let mut out = Fields::new();
         out.insert("commitSha".into(), json!(target.as_str()));
         out.insert("mode".into(), json!(f.mode));

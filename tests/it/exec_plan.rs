@@ -64,16 +64,7 @@ async fn a_plan_runs_its_steps_as_plain_git_would_and_is_undone_by_one_restore()
     rig.fx
         .git(&twin, &["restore", "--worktree", "--", "dir/b.txt"]);
     rig.fx.git(&twin, &["reset", "-q", "--hard", "side"]);
-    rig.fx.git(
-        &twin,
-        &[
-            "merge",
-            "--no-edit",
-            "-m",
-            "Merge 'feature' into main",
-            "feature",
-        ],
-    );
+    rig.fx.git(&twin, &["merge", "--no-edit", "feature"]);
     assert_eq!(
         content_state(&rig.fx, &rig.repo),
         content_state(&rig.fx, &twin)

@@ -143,14 +143,7 @@ fn operation_preview_plan_end_to_end_through_a_real_gateway() {
         true,
         &[
             &["restore", "--worktree", "--", "dir/b.txt"],
-            &[
-                "merge",
-                "-q",
-                "--no-edit",
-                "-m",
-                "Merge 'side' into main",
-                "side",
-            ],
+            &["merge", "-q", "--no-edit", "side"],
             &["reset", "-q", "--soft", "feature~1"],
         ],
     );

@@ -92,7 +92,7 @@ impl GitWrite<'_> {
     }
 
     /// A non-interactive `git rebase` of the checked-out branch (or of `branch`, which git
-    /// checks out first) onto the commit `onto`. No autostash (a dirty tree refuses), no
+    /// checks out first) onto `onto` (a commit id or a validated revision). No autostash (a dirty tree refuses), no
     /// autosquash, and no other branch moved along (`--no-update-refs`): exactly the refs
     /// the proposal names change.
     pub async fn rebase_onto(&self, onto: &str, branch: Option<&str>) -> Result<Ran, RunError> {

@@ -80,17 +80,7 @@ fn merge_discard_reset_and_plan_decided_in_the_page_land_as_plain_git_and_undo()
         let fields = json!({"sourceRef": "side", "targetRef": "main"});
         let done = decide(&client, &gw, &repo, ("merge", fields, css, false)).await;
         assert_eq!(done["status"], "completed", "{done}");
-        fx.git(
-            &twin,
-            &[
-                "merge",
-                "-q",
-                "--no-edit",
-                "-m",
-                "Merge 'side' into main",
-                "side",
-            ],
-        );
+        fx.git(&twin, &["merge", "-q", "--no-edit", "side"]);
         assert_eq!(content_state(&fx, &repo), content_state(&fx, &twin));
 
         let css = ".preview.discard .file[data-path='dir/b.txt']";

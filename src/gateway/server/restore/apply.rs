@@ -221,11 +221,21 @@ pub async fn refs(
         }
     }
     tx.commit(git, Some(RESTORE_MESSAGE)).await?;
+    // HEAD is written only when it must change: `symbolic-ref -m` logs even a no-op, and
+    // a reflog entry for a move that never happened is not git's history.
     let head = &captured["head"];
+    let on = crate::git::head::symbolic_text(git).await?;
     match (head["symbolic"].as_str(), head["oid"].as_str()) {
-        (Some(target), _) => update_ref::head_to_branch(git, target, RESTORE_MESSAGE).await?,
-        (None, Some(oid)) => update_ref::head_to_commit(git, oid, RESTORE_MESSAGE).await?,
-        (None, None) => {}
+        (Some(target), _) if on.as_deref() != Some(target) => {
+            update_ref::head_to_branch(git, target, RESTORE_MESSAGE).await?;
+        }
+        (None, Some(oid)) => {
+            let at = update_ref::verify(git, "HEAD").await?;
+            if on.is_some() || at.as_ref().map(Oid::as_str) != Some(oid) {
+                update_ref::head_to_commit(git, oid, RESTORE_MESSAGE).await?;
+            }
+        }
+        _ => {}
     }
     Ok(kept)
 }

@@ -26,8 +26,10 @@ use crate::operation::intent::{Found, read_ref};
 /// Git's mode of a tree entry that is a directory.
 const MODE_TREE: u32 = 0o040000;
 
-/// Git's state files of an operation in progress, and the directories that hold one.
+/// Git's state files of an operation in progress (and `ORIG_HEAD`, the tip before the last
+/// merge, reset or rebase, which git keeps beside them), and the directories that hold one.
 pub const STATE_FILES: &[&str] = &[
+    "ORIG_HEAD",
     "MERGE_HEAD",
     "MERGE_MSG",
     "MERGE_MODE",
