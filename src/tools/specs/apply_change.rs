@@ -20,11 +20,12 @@ pub struct ApplyChange;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplyChangeInput {
-    /// The change, from its proposalRef.
+    /// The change: proposalRef.changeId (`changeId` is accepted too).
+    #[serde(alias = "changeId")]
     pub change_name: String,
     /// The owning folder, from the proposalRef.
     pub folder_id: String,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true. Keep it on first use: the instruction is part of the contract.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }

@@ -15,7 +15,8 @@ pub struct ArchiveChange;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ArchiveChangeInput {
-    /// The change, from its proposalRef.
+    /// The change: proposalRef.changeId (`changeId` is accepted too).
+    #[serde(alias = "changeId")]
     pub change_name: String,
     /// The owning folder, from the proposalRef.
     pub folder_id: String,
@@ -25,7 +26,7 @@ pub struct ArchiveChangeInput {
     /// Required with confirm: first line `type(scope): summary`, describing the work.
     #[serde(default)]
     pub commit_message: Option<String>,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true. Keep it on first use: the instruction is part of the contract.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::artifacts::artifacts;
+use super::branch::{self, Existing};
 use super::layout::{bootstrap, exclude_worktrees};
 use super::{SpecReply, WRITE, change_name, folder_id, workspace};
 use crate::config::Toolset;
@@ -14,7 +15,7 @@ use crate::error::ToolError;
 use crate::git::write::{GitWrite, Ran, Write};
 use crate::process::CancellationToken;
 use crate::specs::target::{self, Mode, Owner, Target};
-use crate::specs::{SpecError, metadata, openspec};
+use crate::specs::{SpecError, inventory, metadata, openspec};
 use crate::tools::{Annotations, CallCtx, Tool};
 
 /// `create-proposal`: an OpenSpec change in one owning project.
@@ -41,7 +42,7 @@ pub struct CreateProposalInput {
     /// `linked` (default) or `main`.
     #[serde(default)]
     pub worktree_mode: Option<WorktreeMode>,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true. Keep it on first use: the instruction is part of the contract.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -99,6 +100,9 @@ impl Tool for CreateProposal {
             "changeName": name,
             "target": target,
             "warnings": warnings,
+            // What `openspec list --specs` would say, so the artifacts can be researched
+            // without the CLI.
+            "specs": inventory::specs(&dir),
         });
         match artifacts(&dir, name, &ctx.cancel).await {
             Ok(extra) => {
@@ -239,18 +243,35 @@ async fn prepare_linked(
     let add_failed = |message: String| {
         SpecError::new("WorkspaceRuntimeError", "GIT_WORKTREE_ADD_FAILED", message)
     };
-    let ran = GitWrite::new(&owner.path, cancel)
-        .exec(Write::WorktreeAdd {
+    let write = match branch::existing(owner, name, cancel).await? {
+        Existing::None => Write::WorktreeAdd {
             branch: &branch,
             path: &path,
-        })
+        },
+        Existing::Reuse => {
+            warnings.push(format!(
+                "branch {branch} already existed for this change and is checked out again in {}",
+                path.display()
+            ));
+            Write::WorktreeAddExisting {
+                branch: &branch,
+                path: &path,
+            }
+        }
+    };
+    let ran = GitWrite::new(&owner.path, cancel)
+        .exec(write)
         .await
         .map_err(|e| add_failed(e.to_string()))?;
     if !ran.ok() {
         return Err(
-            add_failed(format!("git worktree add failed: {}", fatal_line(&ran))).with(
-                json!({ "command": ran.command, "exitCode": ran.code, "stderr": ran.stderr }),
-            ),
+            add_failed(format!("git worktree add failed: {}", fatal_line(&ran))).with(json!({
+                "command": ran.command, "exitCode": ran.code, "stderr": ran.stderr,
+                "nextSteps": [
+                    "Show the user git's message above; nothing was created for this change.",
+                    format!("If {branch} is checked out in another worktree or a file is in the way, ask the user to resolve it, or call create-proposal with another changeName."),
+                ],
+            })),
         );
     }
     std::fs::canonicalize(&path).map_err(|e| add_failed(e.to_string()))
