@@ -81,6 +81,7 @@ mod scaffold;
 mod semantic;
 mod semantic_engine;
 mod specs;
+mod specs_archive;
 mod specs_cli;
 mod specs_reach;
 mod status_caches;

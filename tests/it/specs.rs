@@ -70,14 +70,14 @@ impl Ws {
     }
 
     /// A plain directory authorized as folder `id`.
-    fn plain(&mut self, id: &str) -> PathBuf {
+    pub(crate) fn plain(&mut self, id: &str) -> PathBuf {
         let dir = self.fx.path(id);
         std::fs::create_dir_all(&dir).unwrap();
         self.folders.push((id.to_owned(), dir.clone()));
         dir
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.fx.path("data")
     }
 
@@ -113,7 +113,7 @@ impl Ws {
 
     /// A wrapper around the real CLI; `on_archive` is shell run instead of a plain pass-through
     /// when the first argument is `archive` (`$REAL` is the real CLI). Every call is logged.
-    fn wrap(&mut self, on_archive: &str) -> PathBuf {
+    pub(crate) fn wrap(&mut self, on_archive: &str) -> PathBuf {
         let script = self.fx.path("openspec-wrapper.sh");
         let log = self.fx.path("openspec-calls.log");
         write_executable(
@@ -128,7 +128,7 @@ impl Ws {
         script
     }
 
-    fn calls_log(&self) -> String {
+    pub(crate) fn calls_log(&self) -> String {
         std::fs::read_to_string(self.fx.path("openspec-calls.log")).unwrap_or_default()
     }
 
@@ -192,7 +192,7 @@ fn short_ids(s: &str) -> String {
 
 /// One spec tool call: the state (for a failed call, the error payload of its text
 /// block), the text block, and `isError`.
-fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
+pub(crate) fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
     let reply = server.request("tools/call", json!({ "name": tool, "arguments": args }));
     let result = &reply["result"];
     assert!(result.is_object(), "tools/call failed: {reply}");
@@ -221,7 +221,7 @@ pub(crate) fn state(server: &mut Server, tool: &str, args: Value) -> Value {
     state
 }
 
-fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -1075,7 +1075,7 @@ fn created_in_iso_form_gets_a_repair_hint() {
 }
 
 /// A change in `repo` (main mode) ready to archive.
-fn ready_main(ws: &mut Ws, server: &mut Server, repo: &Path, name: &str) {
+pub(crate) fn ready_main(ws: &mut Ws, server: &mut Server, repo: &Path, name: &str) {
     state(
         server,
         "create-proposal",
