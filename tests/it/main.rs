@@ -83,6 +83,7 @@ mod semantic_engine;
 mod specs;
 mod specs_archive;
 mod specs_cli;
+mod specs_e2e;
 mod specs_reach;
 mod status_caches;
 mod status_fsmonitor;
