@@ -269,3 +269,30 @@ fn a_repeated_plan_slug_says_what_to_do() {
             .contains("another slug")
     );
 }
+
+#[test]
+fn include_instruction_carries_its_first_use_rule_in_every_schema() {
+    let mut ws = Ws::new();
+    ws.repo("api");
+    let mut server = ws.server();
+    let list = server.request("tools/list", json!({}));
+    let spec_tools: Vec<&Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| {
+            t["inputSchema"]["properties"]
+                .get("includeInstruction")
+                .is_some()
+        })
+        .collect();
+    assert_eq!(spec_tools.len(), 5);
+    for t in spec_tools {
+        let text = &t["inputSchema"]["properties"]["includeInstruction"]["description"];
+        assert!(
+            text.as_str().is_some_and(|d| d.contains("first use")),
+            "{}: {text}",
+            t["name"]
+        );
+    }
+}

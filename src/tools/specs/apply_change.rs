@@ -20,12 +20,12 @@ pub struct ApplyChange;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplyChangeInput {
-    /// The change: proposalRef.changeId (`changeId` is accepted too).
+    /// proposalRef.changeId.
     #[serde(alias = "changeId")]
     pub change_name: String,
-    /// The owning folder, from the proposalRef.
+    /// proposalRef.folderId.
     pub folder_id: String,
-    /// Default true. Keep it on first use: the instruction is part of the contract.
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }

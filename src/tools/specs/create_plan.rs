@@ -20,9 +20,9 @@ pub struct CreatePlan;
 pub struct CreatePlanInput {
     /// One sentence: what the plan aims to achieve.
     pub goal: String,
-    /// Kebab-case short identifier, without a date prefix (the tool adds yyyy-MM-dd-).
+    /// Kebab-case, no date prefix (the tool adds one).
     pub slug: String,
-    /// Default true. Keep it on first use: the instruction is part of the contract.
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }

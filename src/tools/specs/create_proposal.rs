@@ -36,13 +36,13 @@ pub enum WorktreeMode {
 pub struct CreateProposalInput {
     /// Kebab-case change name, without a date prefix.
     pub change_name: String,
-    /// The owning project; required when the workspace has several folders.
+    /// The owning folder; required with several folders.
     #[serde(default)]
     pub folder_id: Option<String>,
     /// `linked` (default) or `main`.
     #[serde(default)]
     pub worktree_mode: Option<WorktreeMode>,
-    /// Default true. Keep it on first use: the instruction is part of the contract.
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -52,7 +52,7 @@ impl Tool for CreateProposal {
     type Output = SpecReply;
     const NAME: &'static str = "create-proposal";
     const TITLE: &'static str = "Create a change proposal";
-    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project and return its artifacts with templates and instructions; worktreeMode linked (default) works in .worktrees/<changeName>.";
+    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project; returns its artifacts with templates and guidance. Linked mode (default) works in .worktrees/<changeName>.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = WRITE;
 

@@ -22,13 +22,13 @@ pub struct Explore;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExploreInput {
-    /// A change to inspect in detail (`changeId` is accepted too).
+    /// A change to inspect in detail.
     #[serde(default, alias = "changeId")]
     pub change_name: Option<String>,
-    /// Restrict the scan to one authorized folder; omit to cover every folder.
+    /// One folder only (default: all).
     #[serde(default)]
     pub folder_id: Option<String>,
-    /// Default true. Keep it on first use: the instruction is part of the contract.
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -38,7 +38,7 @@ impl Tool for Explore {
     type Output = SpecReply;
     const NAME: &'static str = "explore";
     const TITLE: &'static str = "Explore specs and changes";
-    const DESCRIPTION: &'static str = "Enter exploration mode: the workspace's folders (ids, git, OpenSpec) with their existing specs, the active OpenSpec changes and, with changeName, one change's artifacts and location. Read-only.";
+    const DESCRIPTION: &'static str = "Exploration mode: the workspace's folders and specs, its active changes and, with changeName, one change's artifacts and location. Read-only.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
