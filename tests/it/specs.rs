@@ -555,6 +555,16 @@ fn main_mode_in_a_multi_root_workspace() {
         "MCP_WORKSPACE_OWNER_REQUIRED"
     );
     assert_eq!(owner_required["errors"][0]["details"]["folderCount"], 2);
+    let listed: Vec<_> = owner_required["errors"][0]["details"]["folders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["folderId"].clone(), f["path"].clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        [(json!("api"), json!(api)), (json!("web"), json!(web))]
+    );
     let unknown = state(
         &mut server,
         "create-proposal",
@@ -969,6 +979,21 @@ fn an_existing_proposal_branch_is_reused_only_when_it_is_the_changes() {
             .git(&repo, &["log", "-1", "--format=%s", "proposal/five"]),
         "their work"
     );
+
+    // A failure git reports itself (the branch is checked out in main) comes with the
+    // next steps.
+    ws.fx
+        .git(&repo, &["checkout", "-q", "-b", "proposal/seven"]);
+    let busy = created(&mut server, "seven");
+    let e = &busy["errors"][0];
+    assert_eq!(e["code"], "GIT_WORKTREE_ADD_FAILED", "{busy:#}");
+    assert!(
+        e["details"]["nextSteps"]
+            .as_array()
+            .is_some_and(|s| s.len() == 2),
+        "{busy:#}"
+    );
+    ws.fx.git(&repo, &["checkout", "-q", "main"]);
 }
 
 #[test]
