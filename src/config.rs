@@ -32,7 +32,7 @@ pub mod vars {
     pub const RUN_DIR: &str = "FLUXGIT_RUN_DIR";
     /// Frozen workspace descriptor for the spec tools.
     pub const WORKSPACE_JSON: &str = "FYLLO_WORKSPACE_JSON";
-    /// `1` disables the spec tools.
+    /// A true value (`1`, `true`, `yes`, `on`, any case) disables the spec tools.
     pub const DISABLE_BUNDLED_MCP: &str = "FYLLO_DISABLE_BUNDLED_MCP";
     /// Explicit OpenSpec CLI path.
     pub const OPENSPEC_CLI_PATH: &str = "FYLLO_OPENSPEC_CLI_PATH";
@@ -169,6 +169,13 @@ impl Env {
     }
 }
 
+/// The usual spellings of an on switch: `1`, `true`, `yes`, `on`, in any case.
+fn truthy(value: &str) -> bool {
+    ["1", "true", "yes", "on"]
+        .iter()
+        .any(|t| value.trim().eq_ignore_ascii_case(t))
+}
+
 /// Where the user's own programs keep things, from the environment.
 #[derive(Debug, Clone, Default)]
 pub struct UserDirs {
@@ -259,7 +266,7 @@ pub struct Config {
     pub trusted_drivers: Vec<String>,
     /// The workspace descriptor from the environment, unparsed.
     pub workspace_json: Option<OsString>,
-    /// `FYLLO_DISABLE_BUNDLED_MCP=1`: no spec tools.
+    /// `FYLLO_DISABLE_BUNDLED_MCP` set to a true value: no spec tools.
     pub specs_disabled: bool,
     /// An explicit OpenSpec CLI.
     pub openspec_cli: Option<PathBuf>,
@@ -345,7 +352,9 @@ impl Config {
             trusted_drivers,
             run_dir: run_dir(env),
             workspace_json: env.os(vars::WORKSPACE_JSON).map(OsStr::to_owned),
-            specs_disabled: env.os(vars::DISABLE_BUNDLED_MCP).is_some_and(|v| v == "1"),
+            specs_disabled: env
+                .text(vars::DISABLE_BUNDLED_MCP)
+                .is_some_and(|v| truthy(&v)),
             openspec_cli: env.path(vars::OPENSPEC_CLI_PATH),
             presence_disabled: env.is_set(vars::PRESENCE_DISABLED),
             agent_detection_disabled: env.is_set(vars::AGENT_DETECTION_DISABLED),
@@ -442,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn the_spec_kill_switch_takes_the_usual_true_values() {
+        let disabled = |v: &str| {
+            Config::from(&Env::of(&[(vars::DISABLE_BUNDLED_MCP, v)]), &[])
+                .expect("config")
+                .specs_disabled
+        };
+        for on in ["1", "true", "TRUE", "yes", "Yes", "on", "ON", " on "] {
+            assert!(disabled(on), "{on:?}");
+        }
+        for off in ["", "0", "false", "no", "off", "2", "enabled"] {
+            assert!(!disabled(off), "{off:?}");
+        }
+        assert!(
+            !Config::from(&Env::of(&[]), &[])
+                .expect("config")
+                .specs_disabled
+        );
+    }
+
+    #[test]
     fn every_variable_comes_from_the_one_reading() {
         let env = Env::of(&[
             (vars::RUN_DIR, ""),
@@ -453,7 +482,7 @@ mod tests {
             (vars::AUDIT_ROTATE_BYTES, "0"),
             (vars::AUDIT_REFUSAL_WINDOW_MS, "0"),
             (vars::MAX_CHILDREN, "3"),
-            (vars::DISABLE_BUNDLED_MCP, "yes"),
+            (vars::DISABLE_BUNDLED_MCP, "Yes"),
             (vars::CODEX_HOME, "relative/dir"),
             (vars::TRUSTED_DRIVERS, " lfs, ,upper"),
             (vars::AGENT_POLICY, ""),
@@ -470,7 +499,7 @@ mod tests {
         assert_eq!(config.audit.rotate_bytes, None);
         assert_eq!(config.audit.refusal_window_ms, Some(0));
         assert_eq!(config.process.max_children, Some(3));
-        assert!(!config.specs_disabled);
+        assert!(config.specs_disabled);
         assert_eq!(config.user.codex_home, None);
         assert_eq!(config.trusted_drivers, ["lfs", "upper"]);
         assert!(!config.presence_disabled);

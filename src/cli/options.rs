@@ -17,7 +17,6 @@ pub struct SharedOptions {
     #[arg(long, value_name = "LIST", value_parser = parse_toolsets)]
     pub toolsets: Option<Toolsets>,
     /// Only serve repositories under DIR (repeatable; adds to FLUXGIT_MCP_ALLOWED_ROOTS).
-    /// Without a workspace descriptor these folders also form the spec tools' workspace.
     #[arg(long = "allowed-root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
     /// The spec tools' workspace descriptor, read from FILE (otherwise FYLLO_WORKSPACE_JSON).
@@ -52,7 +51,7 @@ impl SharedOptions {
         Ok(config)
     }
 
-    /// Whether spec tools may be served at all: not under `FYLLO_DISABLE_BUNDLED_MCP=1`,
+    /// Whether spec tools may be served at all: not while `FYLLO_DISABLE_BUNDLED_MCP` is on,
     /// nor when `--toolsets` leaves them out.
     pub fn specs_allowed(&self, config: &Config) -> bool {
         !config.specs_disabled
@@ -62,9 +61,11 @@ impl SharedOptions {
                 .is_none_or(|Toolsets(sets)| sets.contains(&Toolset::Specs))
     }
 
-    /// The spec tools' workspace: `--workspace FILE`, else `FYLLO_WORKSPACE_JSON`, else the
-    /// allowed roots. A descriptor that is present but invalid stops the server; the
-    /// current directory is never used.
+    /// The spec tools' workspace: `--workspace FILE`, else `FYLLO_WORKSPACE_JSON`, else
+    /// none. Workspace context comes only from a descriptor: allowed roots bound the git
+    /// tools and never make a workspace, so a user who configured only git tools never
+    /// gets `openspec/` written into a repository. A descriptor that is present but
+    /// invalid stops the server; the current directory is never used.
     fn workspace(&self, config: &Config) -> Result<Option<Workspace>, String> {
         if config.specs_disabled || !config.has(Toolset::Specs) {
             return Ok(None);
@@ -84,9 +85,6 @@ impl SharedOptions {
                 .map(Some)
                 .map_err(|e| format!("{}: {e}", vars::WORKSPACE_JSON));
         }
-        if config.allowed_roots.is_empty() {
-            return Ok(None);
-        }
-        Workspace::from_roots(&config.allowed_roots, &config.user).map(Some)
+        Ok(None)
     }
 }

@@ -130,6 +130,8 @@ impl<'a> GitWrite<'a> {
 pub enum Write<'a> {
     /// `git worktree add -b <branch> -- <path>`.
     WorktreeAdd { branch: &'a str, path: &'a Path },
+    /// `git worktree add -- <path> <branch>`: a worktree on a branch that already exists.
+    WorktreeAddExisting { branch: &'a str, path: &'a Path },
     /// `git add -A -- <paths>`: stages exactly these paths, removals included.
     AddAll(&'a [String]),
     /// `git commit -m <message>`, hooks included as a manual commit would run them.
@@ -151,6 +153,12 @@ impl Write<'_> {
             Write::WorktreeAdd { branch, path } => {
                 let mut v = words(&["worktree", "add", "-b", branch, "--"]);
                 v.push(path.into());
+                v
+            }
+            Write::WorktreeAddExisting { branch, path } => {
+                let mut v = words(&["worktree", "add", "--"]);
+                v.push(path.into());
+                v.push(branch.into());
                 v
             }
             Write::AddAll(paths) => {

@@ -1,7 +1,9 @@
 //! Lifecycle writes to a change's `.openspec.yaml`.
 //!
 //! Only the value of the one top-level `status` key is ever replaced; every other byte of
-//! the file (keys, order, comments, quoting, line endings) is kept. A file whose status is
+//! the file (keys, order, comments, quoting, line endings) is kept, except that a quoted
+//! top-level ISO date or timestamp becomes plain (the unified representation, applied
+//! only when a lifecycle write happens anyway; files are never rewritten in bulk). A file whose status is
 //! missing, repeated or written in a form a line edit cannot replace safely (a block
 //! scalar, an anchor, a flow mapping, several documents) is refused with a reason instead
 //! of being rewritten from scratch. Timestamps we add are plain YAML scalars, never quoted.
@@ -194,13 +196,63 @@ pub fn set_status(path: &Path, status: Status) -> Result<bool, MetaError> {
         Found::One { value, .. } if value == status.as_str() => Ok(false),
         Found::One { start, end, .. } => {
             let mut out = String::with_capacity(text.len() + 8);
-            out.push_str(&text[..start]);
+            out.push_str(&plain_timestamps(&text[..start]));
             out.push_str(status.as_str());
-            out.push_str(&text[end..]);
+            out.push_str(&plain_timestamps(&text[end..]));
             write_atomic(path, out.as_bytes())?;
             Ok(true)
         }
     }
+}
+
+/// The unified representation, applied when a lifecycle write touches the file anyway:
+/// a top-level ISO date or timestamp written in quotes becomes a plain scalar. Every
+/// other byte stays.
+fn plain_timestamps(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|raw| {
+            let line = raw.trim_end_matches(['\n', '\r']);
+            let Some((key, rest)) = line.split_once(": ") else {
+                return raw.to_owned();
+            };
+            let top = !key.is_empty()
+                && !key.starts_with([' ', '\t', '#', '-'])
+                && !key.contains([' ', '"', '\'']);
+            let value = rest.trim();
+            let inner = ['"', '\'']
+                .iter()
+                .find_map(|q| value.strip_prefix(*q).and_then(|v| v.strip_suffix(*q)));
+            match inner {
+                Some(iso) if top && is_iso(iso) => {
+                    format!("{key}: {iso}{}", &raw[line.len()..])
+                }
+                _ => raw.to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// `YYYY-MM-DD`, optionally followed by `T` and a time of ASCII digits, `:`, `.`, `+`,
+/// `-` and `Z`: nothing a plain scalar would read differently.
+fn is_iso(v: &str) -> bool {
+    let b = v.as_bytes();
+    let date = b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit);
+    let time = match b.get(10) {
+        None => true,
+        Some(b'T') => {
+            b.len() > 11
+                && b[11..]
+                    .iter()
+                    .all(|c| c.is_ascii_digit() || b":.+-Z".contains(c))
+        }
+        Some(_) => false,
+    };
+    date && time
 }
 
 /// Marks a freshly created change: appends `createdAt: <iso>` unless a top-level
@@ -285,6 +337,29 @@ mod tests {
             assert!(!set_status(path, Status::Draft).unwrap(), "idempotent");
             assert_eq!(read_status(path).unwrap().as_deref(), Some("draft"));
         });
+    }
+
+    #[test]
+    fn a_status_write_unquotes_timestamps() {
+        let original = "schema: spec-driven\ncreated: '2026-11-29'\ncreatedAt: \"2026-11-29T20:00:00.123Z\" # when\ngoal: \"2026-11-29 launch\"\nnested:\n  at: \"2026-11-29T20:00:00Z\"\nstatus: draft\r\n";
+        with_file(original, |path| {
+            assert!(set_status(path, Status::Applying).unwrap());
+            assert_eq!(
+                std::fs::read_to_string(path).unwrap(),
+                "schema: spec-driven\ncreated: 2026-11-29\ncreatedAt: \"2026-11-29T20:00:00.123Z\" # when\ngoal: \"2026-11-29 launch\"\nnested:\n  at: \"2026-11-29T20:00:00Z\"\nstatus: applying\r\n"
+            );
+        });
+        with_file(
+            "createdAt: \"2026-11-29T20:00:00.123Z\"\nstatus: draft\n",
+            |path| {
+                set_status(path, Status::Applying).unwrap();
+                assert_eq!(
+                    std::fs::read_to_string(path).unwrap(),
+                    "createdAt: 2026-11-29T20:00:00.123Z\nstatus: applying\n"
+                );
+            },
+        );
+        assert!(is_iso("2026-11-29T20:00:00+01:00") && !is_iso("2026-11-29 x"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! [`workspace`] is the frozen set of folders a session may touch; [`target`] finds where a
 //! change lives (the folder's main worktree or a linked worktree under `.worktrees/`);
 //! [`openspec`] runs the CLI; [`metadata`] edits `.openspec.yaml`; [`tasks`] reads
-//! `tasks.md`; [`scan`] lists active changes without starting a process per worktree.
+//! `tasks.md`; [`scan`] lists active changes without starting a process per worktree;
+//! [`inventory`] lists a project's existing specs.
 //! The five tools in `tools/specs/` (one file each) compose these. Domain failures travel inside the
 //! tool's state as [`SpecError`] entries, never as protocol errors, so the agent always
 //! gets the workflow instruction alongside what went wrong.
@@ -12,6 +13,7 @@ pub mod apply_status;
 pub mod archive;
 pub mod confine;
 pub mod events;
+pub mod inventory;
 pub mod metadata;
 pub mod openspec;
 pub mod scan;

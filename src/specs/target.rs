@@ -125,9 +125,13 @@ pub fn pick<'w>(ws: &'w Workspace, folder_id: Option<&str>) -> Result<&'w Folder
         None => Err(SpecError::new(
             "WorkspaceError",
             "MCP_WORKSPACE_OWNER_REQUIRED",
-            "this workspace authorizes several folders: pass folderId to name the owning project",
+            "this workspace authorizes several folders: pass folderId (one of details.folders) to name the owning project",
         )
-        .with(json!({ "workspaceId": ws.workspace_id, "folderCount": ws.folders.len() }))),
+        .with(json!({
+            "workspaceId": ws.workspace_id,
+            "folderCount": ws.folders.len(),
+            "folders": folder_list(ws),
+        }))),
     }
 }
 
@@ -137,7 +141,15 @@ pub fn unauthorized(ws: &Workspace, id: &str) -> SpecError {
         "MCP_WORKSPACE_FOLDER_UNAUTHORIZED",
         format!("folder {id:?} is not authorized in this workspace"),
     )
-    .with(json!({ "workspaceId": ws.workspace_id, "folderId": id }))
+    .with(json!({ "workspaceId": ws.workspace_id, "folderId": id, "folders": folder_list(ws) }))
+}
+
+/// The authorized folders, so an error that needs a `folderId` says which ones exist.
+fn folder_list(ws: &Workspace) -> Vec<serde_json::Value> {
+    ws.folders
+        .iter()
+        .map(|f| json!({ "folderId": f.folder_id, "folderName": f.folder_name, "path": f.folder_path }))
+        .collect()
 }
 
 /// Opens a folder: canonical path, repository, linked worktrees.

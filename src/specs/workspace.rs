@@ -1,17 +1,14 @@
 //! The workspace the spec tools may act in: its folders, session and data directory.
 //!
-//! Inside FylloCode the host hands the server a frozen descriptor in `FYLLO_WORKSPACE_JSON`.
-//! Outside it, `--workspace FILE` supplies the same descriptor from a file, or the
-//! `--allowed-root` folders become a plain workspace. The descriptor is validated strictly
+//! Inside FylloCode the host hands the server a frozen descriptor in `FYLLO_WORKSPACE_JSON`
+//! (over HTTP, a workspace capability carries it). Outside it, `--workspace FILE` supplies
+//! the same descriptor from a file. Nothing else makes a workspace. The descriptor is validated strictly
 //! once at start and never re-read; the current directory is never a fallback, so a tool
 //! can only ever touch a folder the descriptor authorizes.
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
-
-use crate::config::UserDirs;
-use sha2::Digest;
 
 /// Largest descriptor accepted, in bytes of JSON.
 pub const MAX_DESCRIPTOR: usize = 64 * 1024;
@@ -128,67 +125,6 @@ impl Workspace {
         })
     }
 
-    /// A plain workspace made of canonical root directories (the `--allowed-root` folders).
-    ///
-    /// Folder ids are the directory names, made unique with a numeric suffix. The data
-    /// directory sits under the user's data home, keyed by the set of roots, and every
-    /// server start is its own session.
-    pub fn from_roots(roots: &[PathBuf], user: &UserDirs) -> Result<Workspace, String> {
-        if roots.is_empty() || roots.len() > MAX_FOLDERS {
-            return Err(format!(
-                "a workspace needs 1 to {MAX_FOLDERS} folders, not {}",
-                roots.len()
-            ));
-        }
-        let mut folders: Vec<Folder> = Vec::new();
-        let mut hash = sha2::Sha256::new();
-        for root in roots {
-            let name = root
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "root".into());
-            let mut id = name.clone();
-            let mut n = 2;
-            while folders.iter().any(|f| f.folder_id == id) {
-                id = format!("{name}-{n}");
-                n += 1;
-            }
-            hash.update(root.as_os_str().as_encoded_bytes());
-            hash.update([0]);
-            folders.push(Folder {
-                folder_id: id,
-                folder_name: name,
-                folder_path: root.clone(),
-            });
-        }
-        let digest = hash.finalize();
-        let key: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        // A relative HOME would put the data wherever the server happened to start.
-        let data_home = match (&user.xdg_data_home, &user.home) {
-            (Some(data), _) => data.clone(),
-            (None, Some(home)) => home.join(".local/share"),
-            (None, None) => {
-                return Err(
-                    "HOME is not set to an absolute path; cannot place workspace data".into(),
-                );
-            }
-        };
-        Ok(Workspace {
-            workspace_id: format!("local-{key}"),
-            workspace_kind: if folders.len() == 1 {
-                "folder"
-            } else {
-                "collection"
-            }
-            .into(),
-            primary_folder_id: folders[0].folder_id.clone(),
-            folders,
-            workspace_data_dir: data_home.join("gitward/workspaces").join(&key),
-            mcp_event_dir: None,
-            session_id: Some(uuid::Uuid::new_v4().to_string()),
-        })
-    }
-
     pub fn folder(&self, id: &str) -> Option<&Folder> {
         self.folders.iter().find(|f| f.folder_id == id)
     }
@@ -274,21 +210,5 @@ mod tests {
         for case in cases {
             assert!(Workspace::parse(&case).is_err(), "accepted: {case:.200}");
         }
-    }
-
-    #[test]
-    fn roots_become_folders_with_unique_ids() {
-        let ws = Workspace::from_roots(
-            &[PathBuf::from("/x/app"), PathBuf::from("/y/app")],
-            &UserDirs {
-                home: Some(PathBuf::from("/home/u")),
-                ..UserDirs::default()
-            },
-        )
-        .unwrap();
-        let ids: Vec<_> = ws.folders.iter().map(|f| f.folder_id.as_str()).collect();
-        assert_eq!(ids, ["app", "app-2"]);
-        assert_eq!(ws.workspace_kind, "collection");
-        assert!(ws.session_id.is_some());
     }
 }

@@ -20,13 +20,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 
 /// Arguments described once in the server instructions rather than in every tool.
-const SHARED_ARGS: [&str; 5] = [
-    "repoPath",
-    "repoId",
-    "reason",
-    "idempotencyKey",
-    "includeInstruction",
-];
+/// (`includeInstruction` keeps its few words: keeping it on at first use is a rule a host
+/// showing only the schema must see too.)
+const SHARED_ARGS: [&str; 4] = ["repoPath", "repoId", "reason", "idempotencyKey"];
 
 /// The deepest level of `properties` an output schema spells out: 1 is the envelope's
 /// fields, 2 those of `data` and of the envelope's other records.

@@ -136,14 +136,30 @@ fn cli_bare_gitward_serves() {
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     };
-    // An allowed root is also the spec tools' workspace: their tools appear.
+    // A workspace descriptor makes the spec tools appear; an allowed root alone does not.
     let root = fx.root().display().to_string();
-    let bare = names(&["--allowed-root", &root]);
-    assert_eq!(names(&["serve", &format!("--allowed-root={root}")]), bare);
+    let ws = fx.workspace_file(&fx.root());
+    let bare = names(&["--allowed-root", &root, "--workspace", &ws]);
+    assert_eq!(
+        names(&[
+            "serve",
+            &format!("--allowed-root={root}"),
+            "--workspace",
+            &ws
+        ]),
+        bare
+    );
     let git_only = names(&[]);
     assert!(!git_only.is_empty() && git_only != bare, "{bare:?}");
+    assert_eq!(names(&["--allowed-root", &root]), git_only);
     assert_eq!(
-        names(&["--toolsets=git,ops", "--allowed-root", &root]),
+        names(&[
+            "--toolsets=git,ops",
+            "--allowed-root",
+            &root,
+            "--workspace",
+            &ws
+        ]),
         git_only
     );
 }

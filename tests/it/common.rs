@@ -190,6 +190,21 @@ impl Fixture {
         self.git(repo, &["rev-parse", "HEAD"])
     }
 
+    /// A workspace descriptor file for the spec tools (pass it as `--workspace`): `dir`
+    /// as its one folder, id `ws`. Spec tools are served only with a descriptor.
+    pub fn workspace_file(&self, dir: &Path) -> String {
+        let data = self.path("workspace-data");
+        std::fs::create_dir_all(&data).unwrap();
+        let descriptor = json!({
+            "version": 2, "workspaceId": "ws", "workspaceKind": "folder", "primaryFolderId": "ws",
+            "folders": [{ "folderId": "ws", "folderName": "ws", "folderPath": dir }],
+            "workspaceDataDir": data,
+        });
+        let file = self.path("workspace.json");
+        std::fs::write(&file, descriptor.to_string()).unwrap();
+        file.display().to_string()
+    }
+
     /// Starts the server with this fixture's environment plus `env`.
     pub fn server(&self, args: &[&str], env: &[(&str, &str)]) -> Server {
         Server::start(self, args, env)

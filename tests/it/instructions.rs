@@ -33,24 +33,20 @@ fn tool_names(text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
 fn instructions_name_only_served_tools() {
     let fx = Fixture::new();
     let root = fx.root().display().to_string();
-    let everything = served(&mut fx.server(&["--allowed-root", &root], &[]));
+    let ws = fx.workspace_file(&fx.root());
+    let everything = served(&mut fx.server(&["--workspace", &ws], &[]));
     assert_eq!(everything.len(), 43, "{everything:?}");
-    let combos: [&[&str]; 10] = [
+    let combos: [&[&str]; 11] = [
         &[],
         &["--read-only"],
         &["--allowed-root", &root],
-        &["--allowed-root", &root, "--read-only"],
-        &["--allowed-root", &root, "--toolsets", "specs"],
-        &[
-            "--allowed-root",
-            &root,
-            "--toolsets",
-            "specs",
-            "--read-only",
-        ],
-        &["--allowed-root", &root, "--toolsets", "git"],
-        &["--allowed-root", &root, "--toolsets", "git,specs"],
-        &["--allowed-root", &root, "--toolsets", "ops"],
+        &["--workspace", &ws, "--read-only"],
+        &["--workspace", &ws, "--toolsets", "specs"],
+        &["--workspace", &ws, "--toolsets", "specs", "--read-only"],
+        &["--workspace", &ws, "--toolsets", "git"],
+        &["--workspace", &ws, "--toolsets", "git,specs"],
+        &["--workspace", &ws, "--toolsets", "ops"],
+        &["--allowed-root", &root, "--workspace", &ws],
         &["--toolsets", "specs"],
     ];
     for args in combos {

@@ -157,7 +157,8 @@ fn every_tool_schema_compiles_under_strict_ajv() {
     let fx = Fixture::new();
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
-    let tools = served_tools(&fx, &["--allowed-root", &allowed]);
+    let ws = fx.workspace_file(&repo);
+    let tools = served_tools(&fx, &["--allowed-root", &allowed, "--workspace", &ws]);
     assert_eq!(tools.len(), 43, "the spec tools are served too");
     let mut child = node(&fx, root())
         .arg("tests/interop/strict_schemas.mjs")
@@ -181,7 +182,8 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     let fx = Fixture::new();
     let repo = fixture_repo(&fx);
     let allowed = repo.display().to_string();
-    let server_args = ["--allowed-root", allowed.as_str()];
+    let ws = fx.workspace_file(&repo);
+    let server_args = ["--allowed-root", allowed.as_str(), "--workspace", &ws];
     let tools = served_tools(&fx, &server_args);
     let mut calls = read_calls(&tools, &repo);
     // The write handshake too, against a peer that accepts: the SDK checks each

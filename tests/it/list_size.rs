@@ -45,7 +45,8 @@ fn check(era: &str, reply: &Value) {
 fn the_tool_list_fits_in_64_kb_in_every_era() {
     let fx = Fixture::new();
     let root = fx.root().display().to_string();
-    let args = ["--allowed-root", root.as_str()];
+    let workspace = fx.workspace_file(&fx.root());
+    let args = ["--allowed-root", root.as_str(), "--workspace", &workspace];
     for era in LEGACY {
         let mut server = Server::start(&fx, &args, &[]);
         server.request_raw(

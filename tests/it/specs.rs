@@ -70,14 +70,14 @@ impl Ws {
     }
 
     /// A plain directory authorized as folder `id`.
-    fn plain(&mut self, id: &str) -> PathBuf {
+    pub(crate) fn plain(&mut self, id: &str) -> PathBuf {
         let dir = self.fx.path(id);
         std::fs::create_dir_all(&dir).unwrap();
         self.folders.push((id.to_owned(), dir.clone()));
         dir
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.fx.path("data")
     }
 
@@ -113,7 +113,7 @@ impl Ws {
 
     /// A wrapper around the real CLI; `on_archive` is shell run instead of a plain pass-through
     /// when the first argument is `archive` (`$REAL` is the real CLI). Every call is logged.
-    fn wrap(&mut self, on_archive: &str) -> PathBuf {
+    pub(crate) fn wrap(&mut self, on_archive: &str) -> PathBuf {
         let script = self.fx.path("openspec-wrapper.sh");
         let log = self.fx.path("openspec-calls.log");
         write_executable(
@@ -128,7 +128,7 @@ impl Ws {
         script
     }
 
-    fn calls_log(&self) -> String {
+    pub(crate) fn calls_log(&self) -> String {
         std::fs::read_to_string(self.fx.path("openspec-calls.log")).unwrap_or_default()
     }
 
@@ -192,7 +192,7 @@ fn short_ids(s: &str) -> String {
 
 /// One spec tool call: the state (for a failed call, the error payload of its text
 /// block), the text block, and `isError`.
-fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
+pub(crate) fn call(server: &mut Server, tool: &str, args: Value) -> (Value, String, bool) {
     let reply = server.request("tools/call", json!({ "name": tool, "arguments": args }));
     let result = &reply["result"];
     assert!(result.is_object(), "tools/call failed: {reply}");
@@ -221,7 +221,7 @@ pub(crate) fn state(server: &mut Server, tool: &str, args: Value) -> Value {
     state
 }
 
-fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -329,14 +329,24 @@ fn tools_are_listed_only_with_a_workspace() {
         ]
     );
     let desc = ws.descriptor();
-    let mut disabled = ws.fx.server(
+    for on in ["1", "true", "YES", "On"] {
+        let mut disabled = ws.fx.server(
+            &[],
+            &[
+                ("FYLLO_WORKSPACE_JSON", &desc),
+                ("FYLLO_DISABLE_BUNDLED_MCP", on),
+            ],
+        );
+        assert!(names(&mut disabled).is_empty(), "{on}");
+    }
+    let mut kept = ws.fx.server(
         &[],
         &[
             ("FYLLO_WORKSPACE_JSON", &desc),
-            ("FYLLO_DISABLE_BUNDLED_MCP", "1"),
+            ("FYLLO_DISABLE_BUNDLED_MCP", "0"),
         ],
     );
-    assert!(names(&mut disabled).is_empty());
+    assert_eq!(names(&mut kept).len(), 5);
     let mut none = ws.fx.server(&[], &[]);
     assert!(names(&mut none).is_empty(), "no cwd fallback");
     // A descriptor file works like the variable.
@@ -505,13 +515,29 @@ fn explore_to_archive_linked_lifecycle_in_a_single_folder() {
         outside_before
     );
 
-    // The archived change is gone from the active list; a new archive call finds nothing.
+    // The archived change is gone from the active list; a new archive call says where
+    // it was archived, and writes nothing.
+    let head = ws.fx.git(&repo, &["rev-parse", "HEAD"]);
     let again = state(
         &mut server,
         "archive-change",
-        json!({ "changeName": "add-greeting", "folderId": "api" }),
+        json!({ "changeName": "add-greeting", "folderId": "api", "confirm": true, "commitMessage": "feat(greeting): again" }),
     );
-    assert_eq!(again["errors"][0]["code"], "PROPOSAL_NOT_FOUND");
+    assert_eq!(again["errors"][0]["code"], "PROPOSAL_ALREADY_ARCHIVED");
+    let at = again["errors"][0]["details"]["archivePath"]
+        .as_str()
+        .unwrap();
+    assert!(
+        at.starts_with(&repo.join("openspec/changes/archive/").display().to_string()),
+        "{at}"
+    );
+    assert_eq!(ws.fx.git(&repo, &["rev-parse", "HEAD"]), head);
+    let unknown = state(
+        &mut server,
+        "archive-change",
+        json!({ "changeName": "never-made", "folderId": "api" }),
+    );
+    assert_eq!(unknown["errors"][0]["code"], "PROPOSAL_NOT_FOUND");
 }
 
 #[test]
@@ -529,6 +555,16 @@ fn main_mode_in_a_multi_root_workspace() {
         "MCP_WORKSPACE_OWNER_REQUIRED"
     );
     assert_eq!(owner_required["errors"][0]["details"]["folderCount"], 2);
+    let listed: Vec<_> = owner_required["errors"][0]["details"]["folders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["folderId"].clone(), f["path"].clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        [(json!("api"), json!(api)), (json!("web"), json!(web))]
+    );
     let unknown = state(
         &mut server,
         "create-proposal",
@@ -605,21 +641,35 @@ fn main_mode_in_a_multi_root_workspace() {
         json!([web.join("openspec/changes/add-greeting/specs/greeting/spec.md")])
     );
     tick_all(&web, "add-greeting");
-    // An unrelated edit in the same tree must not be swept into the archive commit.
+    // An unrelated edit in the same tree is never swept into the archive commit: it is
+    // named, and nothing is archived until the user has dealt with it.
     ws.fx.write(&web, "README.md", "# project, edited\n");
+    let confirm = json!({ "changeName": "add-greeting", "folderId": "web", "confirm": true,
+                "commitMessage": "feat(greeting): greet users\n\nWith a body." });
+    let blocked = state(&mut server, "archive-change", confirm.clone());
+    assert_eq!(blocked["status"], "failed");
+    assert_eq!(
+        blocked["archive"]["error"]["code"], "finalization-blocked",
+        "{blocked:#}"
+    );
+    assert_eq!(
+        blocked["finalizationCheck"]["blockers"][0]["paths"],
+        json!(["README.md"])
+    );
+    assert!(
+        web.join("openspec/changes/add-greeting").is_dir(),
+        "not archived"
+    );
+    ws.fx.git(&web, &["stash", "-q"]);
     let (bad, _, _) = call(
         &mut server,
         "archive-change",
         json!({ "changeName": "add-greeting", "folderId": "web", "confirm": true, "commitMessage": "archive it" }),
     );
     assert_eq!(bad["archive"]["error"]["code"], "invalid-commit-message");
-    let archived = state(
-        &mut server,
-        "archive-change",
-        json!({ "changeName": "add-greeting", "folderId": "web", "confirm": true,
-                "commitMessage": "feat(greeting): greet users\n\nWith a body." }),
-    );
+    let archived = state(&mut server, "archive-change", confirm);
     assert_eq!(archived["status"], "done", "{archived:#}");
+    ws.fx.git(&web, &["stash", "pop", "-q"]);
     let steps: Vec<_> = archived["finalization"]["gitOps"]
         .as_array()
         .unwrap()
@@ -871,21 +921,79 @@ fn create_proposal_duplicate_and_existing_worktrees() {
             .exists()
     );
     assert!(!repo.join("openspec/changes/three").exists(), "not in main");
+}
 
-    // Branch already taken: git's own refusal is reported.
+#[test]
+fn an_existing_proposal_branch_is_reused_only_when_it_is_the_changes() {
+    let mut ws = Ws::new();
+    let repo = ws.repo("api");
+    let mut server = ws.server();
+    let created = |server: &mut Server, name: &str| {
+        state(server, "create-proposal", json!({ "changeName": name }))
+    };
+    let branch_of = |wt: &Path| ws.fx.git(wt, &["branch", "--show-current"]);
+
+    // A leftover branch with nothing of its own: checked out again.
     ws.fx.git(&repo, &["branch", "proposal/four"]);
-    let taken = state(
-        &mut server,
-        "create-proposal",
-        json!({ "changeName": "four" }),
-    );
-    assert_eq!(taken["errors"][0]["code"], "GIT_WORKTREE_ADD_FAILED");
+    let four = created(&mut server, "four");
+    assert_eq!(four["errors"], Value::Null, "{four:#}");
     assert!(
-        taken["errors"][0]["message"]
+        four["warnings"][0]
             .as_str()
             .unwrap()
-            .contains("already exists")
+            .contains("already existed"),
+        "{four:#}"
     );
+    assert_eq!(branch_of(&repo.join(".worktrees/four")), "proposal/four");
+
+    // The same change's branch whose worktree is gone: its committed work comes back.
+    created(&mut server, "six");
+    let six = repo.join(".worktrees/six");
+    write_artifacts(&ws.fx, &six, "six", "greeting");
+    ws.fx.git(&six, &["add", "-A"]);
+    ws.fx.git(&six, &["commit", "-q", "-m", "six so far"]);
+    ws.fx
+        .git(&repo, &["worktree", "remove", "--force", ".worktrees/six"]);
+    let again = created(&mut server, "six");
+    assert_eq!(again["errors"], Value::Null, "{again:#}");
+    assert_eq!(branch_of(&six), "proposal/six");
+    assert!(six.join("openspec/changes/six/design.md").exists());
+
+    // Somebody else's branch: commits of its own and no such change. Nothing is created,
+    // and the agent is told what to do instead of git's raw refusal.
+    ws.fx.git(&repo, &["checkout", "-q", "-b", "proposal/five"]);
+    ws.fx.commit(&repo, "theirs.txt", "x\n", "their work");
+    ws.fx.git(&repo, &["checkout", "-q", "main"]);
+    let taken = created(&mut server, "five");
+    let e = &taken["errors"][0];
+    assert_eq!(e["code"], "PROPOSAL_BRANCH_EXISTS", "{taken:#}");
+    assert!(
+        e["details"]["nextSteps"][0]
+            .as_str()
+            .unwrap()
+            .contains("another changeName")
+    );
+    assert!(!repo.join(".worktrees/five").exists());
+    assert_eq!(
+        ws.fx
+            .git(&repo, &["log", "-1", "--format=%s", "proposal/five"]),
+        "their work"
+    );
+
+    // A failure git reports itself (the branch is checked out in main) comes with the
+    // next steps.
+    ws.fx
+        .git(&repo, &["checkout", "-q", "-b", "proposal/seven"]);
+    let busy = created(&mut server, "seven");
+    let e = &busy["errors"][0];
+    assert_eq!(e["code"], "GIT_WORKTREE_ADD_FAILED", "{busy:#}");
+    assert!(
+        e["details"]["nextSteps"]
+            .as_array()
+            .is_some_and(|s| s.len() == 2),
+        "{busy:#}"
+    );
+    ws.fx.git(&repo, &["checkout", "-q", "main"]);
 }
 
 #[test]
@@ -992,7 +1100,7 @@ fn created_in_iso_form_gets_a_repair_hint() {
 }
 
 /// A change in `repo` (main mode) ready to archive.
-fn ready_main(ws: &mut Ws, server: &mut Server, repo: &Path, name: &str) {
+pub(crate) fn ready_main(ws: &mut Ws, server: &mut Server, repo: &Path, name: &str) {
     state(
         server,
         "create-proposal",
@@ -1140,6 +1248,14 @@ fn metadata_failure_then_resume() {
     assert!(read(&in_main.join(".openspec.yaml")).ends_with("status: archived\n"));
 }
 
+/// Installs a `post-commit` hook in `repo` (shared by its worktrees) running `body`.
+pub(crate) fn post_commit_hook(repo: &Path, body: &str) {
+    write_executable(
+        &repo.join(".git/hooks/post-commit"),
+        &format!("#!/bin/sh\n{body}\n"),
+    );
+}
+
 /// A linked proposal ready to archive, with main moved on by one commit touching `file`.
 fn diverged(ws: &mut Ws, server: &mut Server, repo: &Path, file: &str, content: &str) -> PathBuf {
     state(server, "create-proposal", json!({ "changeName": "one" }));
@@ -1194,7 +1310,15 @@ fn dirty_workspace_at_finalization() {
     let repo = ws.repo("api");
     let mut server = ws.server();
     diverged(&mut ws, &mut server, &repo, "other.txt", "x\n");
-    ws.fx.write(&repo, "README.md", "# uncommitted edit\n");
+    // Main is clean when the archive checks; the archive commit's own hook then edits it,
+    // so the finalization meets the dirty tree after OpenSpec has archived.
+    post_commit_hook(
+        &repo,
+        &format!(
+            "printf '# uncommitted edit\\n' > '{}'",
+            repo.join("README.md").display()
+        ),
+    );
     let failed = state(
         &mut server,
         "archive-change",
@@ -1212,6 +1336,7 @@ fn dirty_workspace_at_finalization() {
     );
 
     // Once the user protects the edit, the same call finishes without OpenSpec.
+    post_commit_hook(&repo, "true");
     ws.fx.git(&repo, &["stash", "-q"]);
     let resumed = state(
         &mut server,
@@ -1235,8 +1360,9 @@ fn cleanup_failure_after_the_merge() {
     let wt = repo.join(".worktrees/one");
     write_artifacts(&ws.fx, &wt, "one", "greeting");
     tick_all(&wt, "one");
-    // Not part of the archive: git refuses to remove a worktree holding it.
-    ws.fx.write(&wt, "notes.txt", "mine\n");
+    // Not part of the archive, and made by the archive commit's own hook (after the
+    // readiness check): git refuses to remove a worktree holding it.
+    post_commit_hook(&repo, "echo mine > notes.txt");
     let failed = state(
         &mut server,
         "archive-change",
@@ -1335,30 +1461,59 @@ fn scan_failures_are_per_folder_warnings() {
     );
 }
 
+/// The spec tools a server lists.
+fn spec_tool_names(server: &mut Server) -> Vec<String> {
+    let reply = server.request("tools/list", json!({}));
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .filter(|n| SPEC_TOOLS.contains(&n.as_str()))
+        .collect()
+}
+
+const SPEC_TOOLS: [&str; 5] = [
+    "explore",
+    "create-plan",
+    "create-proposal",
+    "apply-change",
+    "archive-change",
+];
+
 #[test]
-fn allowed_roots_form_a_plain_workspace() {
+fn allowed_roots_alone_serve_no_spec_tools() {
     let mut ws = Ws::new();
     let api = ws.repo("api");
     let root = api.display().to_string();
-    let mut server = ws.fx.server(&["--allowed-root", &root], &[]);
-    let plan = state(
-        &mut server,
-        "create-plan",
-        json!({ "goal": "Look around", "slug": "look" }),
+    let cli = ws.cli.display().to_string();
+    let by_flag = ws.fx.server(
+        &["--allowed-root", &root],
+        &[("FYLLO_OPENSPEC_CLI_PATH", &cli)],
     );
-    let path = plan["planPath"].as_str().unwrap();
+    let by_env = ws.fx.server(
+        &[],
+        &[
+            ("FLUXGIT_MCP_ALLOWED_ROOTS", &root),
+            ("FYLLO_OPENSPEC_CLI_PATH", &cli),
+        ],
+    );
+    for mut server in [by_flag, by_env] {
+        assert!(spec_tool_names(&mut server).is_empty());
+        let reply = server.request(
+            "tools/call",
+            json!({ "name": "create-proposal", "arguments": { "changeName": "x", "worktreeMode": "main" } }),
+        );
+        let refused = reply.get("error").is_some() || reply["result"]["isError"] == true;
+        assert!(refused, "{reply}");
+        // The git tools are still there.
+        let status = server.call("repo.status", json!({ "repoPath": root }));
+        assert!(status.is_object(), "{status}");
+    }
     assert!(
-        path.starts_with(
-            &ws.fx
-                .home()
-                .join(".local/share/gitward/workspaces")
-                .display()
-                .to_string()
-        ),
-        "{path}"
+        !api.join("openspec").exists(),
+        "nothing written into the project"
     );
-    let explored = state(&mut server, "explore", json!({ "folderId": "api" }));
-    assert_eq!(explored["warnings"], json!([]));
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //!
 //! Order of effects, each only after the previous one succeeded:
 //!
+//! 0. Readiness ([`readiness`]): anything that would stop the finalization (uncommitted
+//!    implementation, a dirty main in the merge's way) is listed in the preview and stops
+//!    a confirm before OpenSpec runs, since its archive cannot be taken back.
 //! 1. `openspec archive <name> --yes --json` (null stdin, deadline). Success is the JSON's
 //!    own confirmation for this change and an archive path inside
 //!    `openspec/changes/archive/`; the path is taken from the reply, never predicted.
@@ -21,6 +24,7 @@
 //! steps 3 and 4, one function per step.
 
 mod finalize;
+mod readiness;
 mod resume;
 pub mod steps;
 
@@ -79,19 +83,25 @@ struct Report<'a> {
     name: &'a str,
     mode: &'static str,
     deltas: &'a [String],
+    /// The readiness check before the archive (`Null` when it did not run).
+    check: Value,
 }
 
 impl Report<'_> {
     fn state(&self, status: &str, archive: Value, finalization: Value) -> Value {
-        json!({
+        let mut v = json!({
             "target": self.target,
             "changeName": self.name,
             "status": status,
             "mode": self.mode,
             "deltaSpecs": self.deltas,
-            "archive": archive,
-            "finalization": finalization,
-        })
+        });
+        if !self.check.is_null() {
+            v["finalizationCheck"] = self.check.clone();
+        }
+        v["archive"] = archive;
+        v["finalization"] = finalization;
+        v
     }
 
     /// `done` or `failed` after the finalization ran.
@@ -143,6 +153,7 @@ pub async fn run(
             name,
             mode,
             deltas: &[],
+            check: Value::Null,
         };
         let facts = ArchiveFacts {
             conflicts: &[],
@@ -176,11 +187,13 @@ pub async fn run(
     } else {
         Vec::new()
     };
+    let ready = readiness::check(config, owner, &target, &deltas, cancel).await;
     let report = Report {
         target: &target,
         name,
         mode,
         deltas: &deltas,
+        check: ready.state(),
     };
     let facts = ArchiveFacts {
         conflicts: &conflicts,
@@ -193,22 +206,23 @@ pub async fn run(
             CONFLICT_HINT,
         )
     };
+    let error = if !conflicts.is_empty() {
+        Some(conflict_error())
+    } else {
+        blocked_error(&ready.blockers)
+    };
     if !req.confirm {
-        let (status, error) = if conflicts.is_empty() {
-            ("done", None)
-        } else {
-            ("failed", Some(conflict_error()))
-        };
+        let ok = error.is_none();
         return report.state(
-            status,
-            facts.state(conflicts.is_empty(), Value::Null, Value::Null, error),
+            if ok { "done" } else { "failed" },
+            facts.state(ok, Value::Null, Value::Null, error),
             no_finalization(&target, owner, true),
         );
     }
-    if !conflicts.is_empty() {
+    if error.is_some() {
         return report.state(
             "failed",
-            facts.state(false, Value::Null, Value::Null, Some(conflict_error())),
+            facts.state(false, Value::Null, Value::Null, error),
             no_finalization(&target, owner, false),
         );
     }
@@ -223,6 +237,26 @@ pub async fn run(
         cancel,
     )
     .await
+}
+
+/// The error of a preview or confirm that a blocker stops, naming each one.
+fn blocked_error(blockers: &[Value]) -> Option<Value> {
+    if blockers.is_empty() {
+        return None;
+    }
+    let text = |key: &str| {
+        blockers
+            .iter()
+            .filter_map(|b| b[key].as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Some(json!({
+        "code": "finalization-blocked",
+        "message": format!("nothing was archived: {}", text("message")),
+        "retryHint": text("hint"),
+        "details": { "blockers": blockers },
+    }))
 }
 
 /// OpenSpec reads the change and writes the archive and the synced specs: each place must
@@ -330,6 +364,13 @@ async fn archive_and_finish(
 /// Checks OpenSpec's reply; the archive path on success, the state's error otherwise.
 fn confirmed(dir: &Path, name: &str, out: openspec::Output) -> Result<PathBuf, Value> {
     let rc = out.code;
+    // Unconfirmed is not the same as untouched: OpenSpec may have moved the change anyway.
+    let moved = !dir.join("openspec/changes").join(name).is_dir();
+    let not_confirmed_hint = if moved {
+        "gitward wrote nothing (no metadata, no commit), but OpenSpec did move the change out of openspec/changes/: look under openspec/changes/archive/ and at the main specs with the user before anything else; do not run the archive again."
+    } else {
+        "Nothing was written: the change is still active. Inspect it with explore, then preview again."
+    };
     match openspec::payload(dir, out) {
         Err(e) if e.code == "archive_target_exists" => {
             Err(err("archive-target-conflict", e.message, CONFLICT_HINT))
@@ -340,7 +381,7 @@ fn confirmed(dir: &Path, name: &str, out: openspec::Output) -> Result<PathBuf, V
                 "OpenSpec exited 0 without confirming the archive ({}: {})",
                 e.code, e.message
             ),
-            "Nothing was written. Inspect the change with explore, then preview again.",
+            not_confirmed_hint,
         )),
         Err(e) => Err(json!({
             "code": "openspec-archive-failed",
@@ -366,7 +407,7 @@ fn confirmed(dir: &Path, name: &str, out: openspec::Output) -> Result<PathBuf, V
                     format!(
                         "OpenSpec's reply does not confirm archiving {name:?} into openspec/changes/archive (signal: success-marker-missing)"
                     ),
-                    "Nothing was written. Inspect the change with explore, then preview again.",
+                    not_confirmed_hint,
                 )),
             }
         }
@@ -377,7 +418,7 @@ fn metadata_error(e: &metadata::MetaError) -> Value {
     err(
         "archive-metadata-update-failed",
         format!("OpenSpec archive metadata update failed: {e}"),
-        "Repair the archived .openspec.yaml, then call archive-change again with confirm: true; it continues commit and workspace finalization without rerunning OpenSpec archive.",
+        "Call archive-change again with confirm: true: it writes the archived metadata itself and continues commit and workspace finalization without rerunning OpenSpec archive.",
     )
 }
 
@@ -426,8 +467,8 @@ fn metadata_recovery(target: &Target, owner: &Owner, archived: &Path, error: Val
         "recovery": recovery(Recovery::ArchiveMetadataUpdate, &place, None,
             &ARCHIVED, &stop.remaining(), vec![
                 "The OpenSpec archive already succeeded and the specs are synced: do not run the archive again and do not move any files back.".into(),
-                format!("Repair {} so that its single top-level `status` is `archived`, keeping every other field and value.", archived.join(".openspec.yaml").display()),
-                "Then call archive-change again with the same folderId, changeName, confirm: true and commitMessage; it resumes with the commit and the remaining steps.".into(),
+                "Call archive-change again with the same folderId, changeName, confirm: true and commitMessage: it writes `status: archived` itself and resumes with the commit and the remaining steps.".into(),
+                format!("Only if that call fails the same way, fix what stops the write (permissions, a missing or ambiguous `status` line) in {} so that its single top-level `status` is `archived`, keeping every other field and value, then call again.", archived.join(".openspec.yaml").display()),
             ]),
     })
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::finalize::{Archived, finalize};
 use super::{
@@ -14,7 +14,7 @@ use super::{
 use crate::config::Config;
 use crate::process::CancellationToken;
 use crate::specs::target::{self, Mode, Owner};
-use crate::specs::{metadata, tasks};
+use crate::specs::{SpecError, metadata, tasks};
 
 /// A change already moved by OpenSpec whose finalization is not finished: repair the
 /// metadata and continue; OpenSpec is not run again.
@@ -26,7 +26,10 @@ pub(super) async fn resume(
 ) -> Value {
     let name = req.change.as_str();
     let Some((mode, dir, archived)) = pending_archive(config, owner, name, cancel).await else {
-        return errors(target::not_found(&owner.folder.folder_id, name));
+        return errors(match finished_archive(owner, name) {
+            Some(at) => already_archived(&owner.folder.folder_id, name, &at),
+            None => target::not_found(&owner.folder.folder_id, name),
+        });
     };
     let target = owner.target(name, mode, &dir);
     let deltas = delta_specs(&archived);
@@ -38,6 +41,7 @@ pub(super) async fn resume(
         name,
         mode: "resume",
         deltas: &deltas,
+        check: Value::Null,
     };
     let facts = ArchiveFacts {
         conflicts: &[],
@@ -89,34 +93,63 @@ pub(super) async fn resume(
     report.finished(archive(None), fin)
 }
 
-/// Finds `openspec/changes/archive/<date>-<name>` whose finalization is unfinished: in a
-/// linked worktree that still exists, or in main while its archive is uncommitted or not
-/// yet marked archived.
+/// The newest finished archive of `name` in main, for the answer to a repeated call.
+fn finished_archive(owner: &Owner, name: &str) -> Option<PathBuf> {
+    (!owner.main_refused)
+        .then(|| newest_archive(&owner.path, name))
+        .flatten()
+        .filter(|a| owner.confine(a).is_ok())
+}
+
+fn already_archived(folder_id: &str, name: &str, at: &Path) -> SpecError {
+    SpecError::new(
+        "ProposalError",
+        "PROPOSAL_ALREADY_ARCHIVED",
+        format!(
+            "change {name:?} was already archived at {}; its finalization is complete and there is nothing left to do",
+            at.display()
+        ),
+    )
+    .with(json!({ "folderId": folder_id, "changeId": name, "archivePath": at.display().to_string() }))
+}
+
+/// Finds `openspec/changes/archive/<date>-<name>` whose finalization is unfinished: in the
+/// change's own linked worktree `.worktrees/<name>`, which finalization removes last, or in
+/// main while the archive folder is uncommitted. A committed archive is history, whatever
+/// its metadata says, and is never rewritten. Without git, where nothing is committed, an
+/// archive made today that is not yet marked archived counts.
 async fn pending_archive(
     config: &Config,
     owner: &Owner,
     name: &str,
     cancel: &CancellationToken,
 ) -> Option<(Mode, PathBuf, PathBuf)> {
+    let own = std::fs::canonicalize(owner.path.join(".worktrees").join(name)).ok();
     for (mode, dir) in owner.candidates() {
+        if mode == Mode::Linked && own.as_deref() != Some(dir.as_path()) {
+            continue;
+        }
         let Some(archived) = newest_archive(&dir, name) else {
             continue;
         };
         if owner.confine(&archived).is_err() {
             continue;
         }
-        let status = metadata::read_status(&archived.join(".openspec.yaml"))
-            .ok()
-            .flatten();
         let pending = match (mode, owner.is_git()) {
             (Mode::Linked, _) => true,
-            (Mode::Main, false) => status.as_deref() != Some("archived"),
-            (Mode::Main, true) => {
+            (Mode::Main, false) => {
+                let status = metadata::read_status(&archived.join(".openspec.yaml"))
+                    .ok()
+                    .flatten();
+                let today = format!("{}-{name}", crate::specs::local_date());
                 status.as_deref() != Some("archived")
-                    || !changed_paths(config, &dir, Some(&[rel(&dir, &archived)]), cancel)
-                        .await
-                        .unwrap_or_default()
-                        .is_empty()
+                    && archived.file_name().is_some_and(|n| *n == *today)
+            }
+            (Mode::Main, true) => {
+                !changed_paths(config, &dir, Some(&[rel(&dir, &archived)]), cancel)
+                    .await
+                    .unwrap_or_default()
+                    .is_empty()
             }
         };
         if pending {

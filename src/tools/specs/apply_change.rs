@@ -20,11 +20,12 @@ pub struct ApplyChange;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplyChangeInput {
-    /// The change, from its proposalRef.
+    /// proposalRef.changeId.
+    #[serde(alias = "changeId")]
     pub change_name: String,
-    /// The owning folder, from the proposalRef.
+    /// proposalRef.folderId.
     pub folder_id: String,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }

@@ -15,17 +15,18 @@ pub struct ArchiveChange;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ArchiveChangeInput {
-    /// The change, from its proposalRef.
+    /// proposalRef.changeId.
+    #[serde(alias = "changeId")]
     pub change_name: String,
-    /// The owning folder, from the proposalRef.
+    /// proposalRef.folderId.
     pub folder_id: String,
-    /// False (default) previews and writes nothing; true archives and finalizes.
+    /// Default false: a preview that writes nothing.
     #[serde(default)]
     pub confirm: Option<bool>,
-    /// Required with confirm: first line `type(scope): summary`, describing the work.
+    /// Needed with confirm: `type(scope): summary` of the work.
     #[serde(default)]
     pub commit_message: Option<String>,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -35,7 +36,7 @@ impl Tool for ArchiveChange {
     type Output = SpecReply;
     const NAME: &'static str = "archive-change";
     const TITLE: &'static str = "Archive a change";
-    const DESCRIPTION: &'static str = "Archive a change: a preview by default; with confirm and a commitMessage it archives, commits, fast-forwards proposal/<changeName> into main and removes the worktree. Calling again resumes.";
+    const DESCRIPTION: &'static str = "Archive a change: a preview by default; with confirm and commitMessage it archives, commits, fast-forwards proposal/<changeName> into main and cleans up. Calling again resumes.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations {
         read_only: false,

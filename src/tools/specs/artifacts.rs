@@ -40,13 +40,50 @@ pub(super) async fn artifacts(
         let cancel = cancel.clone();
         set.spawn(async move { (i, openspec::instructions(&dir, &id, &name, &cancel).await) });
     }
-    let mut merged = list;
+    let mut merged = list.clone();
     while let Some(joined) = set.join_next().await {
         let (i, r) = joined.map_err(|e| SpecError::new("Error", "INTERNAL", e.to_string()))?;
         let extra = r.map_err(|e| metadata_hint(dir, name, e))?;
         merge_instructions(&mut merged[i], &extra);
+        annotate(&mut merged[i], &list);
     }
     Ok(state_fields(&status, merged))
+}
+
+/// Said before OpenSpec's own guidance wherever it sends the agent to the CLI, which the
+/// tool instructions forbid: the state carries what those commands would answer.
+const CLI_NOTE: &str = "[gitward: this overrides the text below] Never run the OpenSpec CLI. Instead of `openspec list --specs`, read `state.specs` (each existing spec's id, title, requirementCount and path); instead of `openspec show <spec-id>`, read the file at that spec's `path`. `planningHome.root` is `state.planningHome.root`. Validation runs inside archive-change.";
+
+/// OpenSpec's artifact guidance, made consistent with the tools: the CLI note where it
+/// names commands or `planningHome`, and what is really required of an artifact it
+/// calls optional while another artifact cannot be written without it.
+fn annotate(artifact: &mut Value, all: &[Value]) {
+    let Some(text) = artifact["instruction"].as_str() else {
+        return;
+    };
+    let mut notes: Vec<String> = Vec::new();
+    if text.contains("openspec ") || text.contains("planningHome") {
+        notes.push(CLI_NOTE.to_owned());
+    }
+    let id = artifact["id"].as_str().unwrap_or_default();
+    let needed_by: Vec<&str> = all
+        .iter()
+        .filter(|a| {
+            a["requires"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|x| x == id))
+        })
+        .filter_map(|a| a["id"].as_str())
+        .collect();
+    if text.to_lowercase().contains("create only if") && !needed_by.is_empty() {
+        notes.push(format!(
+            "[gitward: required] Write this artifact in every case: {} cannot be written until it exists. When none of the cases below applies, keep it to a short Context and Decisions.",
+            needed_by.join(", ")
+        ));
+    }
+    if !notes.is_empty() {
+        artifact["instruction"] = Value::String(format!("{}\n\n{text}", notes.join("\n\n")));
+    }
 }
 
 fn merge_instructions(artifact: &mut Value, extra: &Value) {
@@ -69,6 +106,7 @@ fn state_fields(status: &Value, merged: Vec<Value>) -> Vec<(&'static str, Value)
     let (id, template, instruction) = (of("id"), of("template"), of("instruction"));
     vec![
         ("schemaName", status["schemaName"].clone()),
+        ("planningHome", status["planningHome"].clone()),
         ("applyRequires", status["applyRequires"].clone()),
         ("nextArtifact", id),
         ("template", template),
@@ -112,6 +150,7 @@ mod tests {
             names,
             [
                 "schemaName",
+                "planningHome",
                 "applyRequires",
                 "nextArtifact",
                 "template",
@@ -120,8 +159,38 @@ mod tests {
             ]
         );
         let fields = state_fields(&status, list[..2].to_vec());
-        assert_eq!(fields[2].1, json!("design"));
+        assert_eq!(get_in(&fields, "nextArtifact"), json!("design"));
         let fields = state_fields(&status, list[..1].to_vec());
-        assert_eq!(fields[2].1, Value::Null);
+        assert_eq!(get_in(&fields, "nextArtifact"), Value::Null);
+    }
+
+    fn get_in(fields: &[(&str, Value)], key: &str) -> Value {
+        fields
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn forwarded_guidance_never_sends_the_agent_to_the_cli() {
+        let all = vec![
+            json!({ "id": "design", "requires": [] }),
+            json!({ "id": "tasks", "requires": ["design"] }),
+        ];
+        let mut design = json!({ "id": "design", "instruction": "When to include design.md (create only if any apply):" });
+        annotate(&mut design, &all);
+        let text = design["instruction"].as_str().unwrap();
+        assert!(
+            text.starts_with("[gitward: required]") && text.contains("tasks cannot"),
+            "{text}"
+        );
+        let mut specs = json!({ "id": "specs", "instruction": "Run `openspec list --specs` first; use planningHome.root." });
+        annotate(&mut specs, &all);
+        let text = specs["instruction"].as_str().unwrap();
+        assert!(text.starts_with(CLI_NOTE), "{text}");
+        let mut plain = json!({ "id": "tasks", "instruction": "Write tasks." });
+        annotate(&mut plain, &all);
+        assert_eq!(plain["instruction"], "Write tasks.");
     }
 }

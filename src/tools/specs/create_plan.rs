@@ -20,9 +20,9 @@ pub struct CreatePlan;
 pub struct CreatePlanInput {
     /// One sentence: what the plan aims to achieve.
     pub goal: String,
-    /// Kebab-case short identifier, without a date prefix (the tool adds yyyy-MM-dd-).
+    /// Kebab-case, no date prefix (the tool adds one).
     pub slug: String,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -79,17 +79,25 @@ impl Tool for CreatePlan {
                 json!({ "planPath": path.display().to_string() }),
                 include,
             )),
-            Err(e) => Ok(SpecReply::errors(
-                vec![
-                    SpecError::new(
-                        "Error",
-                        io_code(e.kind()),
-                        format!("cannot create {}: {e}", path.display()),
-                    )
-                    .with(json!({ "planPath": path.display().to_string() })),
-                ],
-                include,
-            )),
+            Err(e) => {
+                let exists = e.kind() == std::io::ErrorKind::AlreadyExists;
+                let next = if exists {
+                    "A plan with this slug already exists today and was left as it is: read it at planPath and continue it, or call create-plan again with another slug."
+                } else {
+                    "Tell the user the plan file could not be created (see the message); nothing else was written."
+                };
+                Ok(SpecReply::errors(
+                    vec![
+                        SpecError::new(
+                            "Error",
+                            io_code(e.kind()),
+                            format!("cannot create {}: {e}", path.display()),
+                        )
+                        .with(json!({ "planPath": path.display().to_string(), "nextStep": next })),
+                    ],
+                    include,
+                ))
+            }
         }
     }
 

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::artifacts::artifacts;
+use super::branch::{self, Existing};
 use super::layout::{bootstrap, exclude_worktrees};
 use super::{SpecReply, WRITE, change_name, folder_id, workspace};
 use crate::config::Toolset;
@@ -14,7 +15,7 @@ use crate::error::ToolError;
 use crate::git::write::{GitWrite, Ran, Write};
 use crate::process::CancellationToken;
 use crate::specs::target::{self, Mode, Owner, Target};
-use crate::specs::{SpecError, metadata, openspec};
+use crate::specs::{SpecError, inventory, metadata, openspec};
 use crate::tools::{Annotations, CallCtx, Tool};
 
 /// `create-proposal`: an OpenSpec change in one owning project.
@@ -39,13 +40,13 @@ pub enum WorktreeMode {
 pub struct CreateProposalInput {
     /// Kebab-case change name, without a date prefix.
     pub change_name: String,
-    /// The owning project; required when the workspace has several folders.
+    /// The owning folder; required with several folders.
     #[serde(default)]
     pub folder_id: Option<String>,
     /// `linked` (default) or `main`.
     #[serde(default)]
     pub worktree_mode: Option<WorktreeMode>,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -55,7 +56,7 @@ impl Tool for CreateProposal {
     type Output = SpecReply;
     const NAME: &'static str = "create-proposal";
     const TITLE: &'static str = "Create a change proposal";
-    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project and return its artifacts with templates and instructions; worktreeMode linked (default) works in .worktrees/<changeName>.";
+    const DESCRIPTION: &'static str = "Create an OpenSpec change in one owning project; returns its artifacts with templates and guidance. Linked mode (default) works in .worktrees/<changeName>.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = WRITE;
 
@@ -109,6 +110,9 @@ impl Tool for CreateProposal {
             "changeName": name,
             "target": target,
             "warnings": warnings,
+            // What `openspec list --specs` would say, so the artifacts can be researched
+            // without the CLI.
+            "specs": inventory::specs(&dir),
         });
         step(2, "reading the change's artifacts");
         match artifacts(&dir, name, &ctx.cancel).await {
@@ -250,18 +254,35 @@ async fn prepare_linked(
     let add_failed = |message: String| {
         SpecError::new("WorkspaceRuntimeError", "GIT_WORKTREE_ADD_FAILED", message)
     };
-    let ran = GitWrite::new(&owner.path, cancel)
-        .exec(Write::WorktreeAdd {
+    let write = match branch::existing(owner, name, cancel).await? {
+        Existing::None => Write::WorktreeAdd {
             branch: &branch,
             path: &path,
-        })
+        },
+        Existing::Reuse => {
+            warnings.push(format!(
+                "branch {branch} already existed for this change and is checked out again in {}",
+                path.display()
+            ));
+            Write::WorktreeAddExisting {
+                branch: &branch,
+                path: &path,
+            }
+        }
+    };
+    let ran = GitWrite::new(&owner.path, cancel)
+        .exec(write)
         .await
         .map_err(|e| add_failed(e.to_string()))?;
     if !ran.ok() {
         return Err(
-            add_failed(format!("git worktree add failed: {}", fatal_line(&ran))).with(
-                json!({ "command": ran.command, "exitCode": ran.code, "stderr": ran.stderr }),
-            ),
+            add_failed(format!("git worktree add failed: {}", fatal_line(&ran))).with(json!({
+                "command": ran.command, "exitCode": ran.code, "stderr": ran.stderr,
+                "nextSteps": [
+                    "Show the user git's message above; nothing was created for this change.",
+                    format!("If {branch} is checked out in another worktree or a file is in the way, ask the user to resolve it, or call create-proposal with another changeName."),
+                ],
+            })),
         );
     }
     std::fs::canonicalize(&path).map_err(|e| add_failed(e.to_string()))

@@ -13,7 +13,7 @@ use crate::error::ToolError;
 use crate::process::CancellationToken;
 use crate::specs::target::{self, Mode, Owner, Target};
 use crate::specs::workspace::Folder;
-use crate::specs::{SpecError, scan};
+use crate::specs::{SpecError, inventory, scan};
 use crate::tools::{Annotations, CallCtx, Tool};
 
 /// `explore`: active changes across the workspace, and one change in detail.
@@ -22,13 +22,13 @@ pub struct Explore;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExploreInput {
-    /// A change to inspect in detail (its artifacts and where it lives).
-    #[serde(default)]
+    /// A change to inspect in detail.
+    #[serde(default, alias = "changeId")]
     pub change_name: Option<String>,
-    /// Restrict the scan to one authorized folder; omit to cover every folder.
+    /// One folder only (default: all).
     #[serde(default)]
     pub folder_id: Option<String>,
-    /// Include the workflow instruction (default true; keep it on first use).
+    /// Default true; keep it on first use.
     #[serde(default)]
     pub include_instruction: Option<bool>,
 }
@@ -38,7 +38,7 @@ impl Tool for Explore {
     type Output = SpecReply;
     const NAME: &'static str = "explore";
     const TITLE: &'static str = "Explore specs and changes";
-    const DESCRIPTION: &'static str = "Enter exploration mode: the workspace's active OpenSpec changes and, with changeName, one change's artifact status and location. Read-only.";
+    const DESCRIPTION: &'static str = "Exploration mode: the workspace's folders and specs, its active changes and, with changeName, one change's artifacts and location. Read-only.";
     const TOOLSET: Toolset = Toolset::Specs;
     const ANNOTATIONS: Annotations = Annotations::READ;
 
@@ -63,6 +63,11 @@ impl Tool for Explore {
         };
         let scanned = scan_all(&ctx.config, folders, &ctx.cancel).await?;
         let mut state = json!({
+            "workspace": {
+                "workspaceId": ws.workspace_id,
+                "workspaceKind": ws.workspace_kind,
+                "folders": scanned.folders,
+            },
             "activeChanges": scanned.changes,
             "currentChange": null,
             "warnings": scanned.warnings,
@@ -103,6 +108,7 @@ impl Tool for Explore {
 #[derive(Default)]
 struct Scanned {
     owners: Vec<Owner>,
+    folders: Vec<Value>,
     changes: Vec<Value>,
     warnings: Vec<Value>,
 }
@@ -124,6 +130,7 @@ async fn scan_all(
     each.sort_by_key(|(i, _)| *i);
     let mut all = Scanned::default();
     for (_, s) in each {
+        all.folders.push(s.folder);
         all.changes.extend(s.changes);
         all.warnings.extend(s.warnings);
         all.owners.extend(s.owner);
@@ -168,6 +175,7 @@ fn current_change(target: &Target, status: &Value) -> Value {
         "applyRequires": status["applyRequires"],
         "artifacts": artifact_summary(status),
         "schemaName": status["schemaName"],
+        "planningHome": status["planningHome"],
     })
 }
 
@@ -182,6 +190,8 @@ fn artifact_summary(status: &Value) -> Option<Vec<Value>> {
 
 struct FolderScan {
     owner: Option<Owner>,
+    /// The folder as the workspace lists it: where it is, what it holds, its specs.
+    folder: Value,
     changes: Vec<Value>,
     warnings: Vec<Value>,
 }
@@ -192,12 +202,35 @@ async fn scan_folder(config: &Config, folder: Folder, cancel: CancellationToken)
         Ok(owner) => owner,
         Err(e) => {
             return FolderScan {
+                folder: json!({
+                    "folderId": folder.folder_id,
+                    "folderName": folder.folder_name,
+                    "path": folder.folder_path,
+                    "git": null,
+                    "openspec": null,
+                    "specs": [],
+                }),
                 owner: None,
                 changes: Vec::new(),
                 warnings: vec![warn("PROPOSAL_FOLDER_SCAN_FAILED", e.message)],
             };
         }
     };
+    let main = (!owner.main_refused).then(|| owner.path.clone());
+    let summary = tokio::task::spawn_blocking(move || {
+        main.map(|dir| (dir.join("openspec").is_dir(), inventory::specs(&dir)))
+    })
+    .await
+    .ok()
+    .flatten();
+    let folder_entry = json!({
+        "folderId": folder.folder_id,
+        "folderName": folder.folder_name,
+        "path": owner.path,
+        "git": owner.is_git(),
+        "openspec": summary.as_ref().map(|s| s.0),
+        "specs": summary.map(|s| s.1).unwrap_or_default(),
+    });
     let scan_owner = owner.clone();
     let refused: Vec<Value> = owner
         .refused
@@ -218,6 +251,7 @@ async fn scan_folder(config: &Config, folder: Folder, cancel: CancellationToken)
         )
     });
     FolderScan {
+        folder: folder_entry,
         changes,
         warnings: refused
             .into_iter()

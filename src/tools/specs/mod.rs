@@ -12,6 +12,7 @@
 mod apply_change;
 mod archive_change;
 mod artifacts;
+mod branch;
 mod create_plan;
 mod create_proposal;
 mod explore;
@@ -41,7 +42,9 @@ const WRITE: Annotations = Annotations {
 
 fn workspace(ctx: &CallCtx) -> Result<Arc<Workspace>, ToolError> {
     ctx.config.workspace.clone().ok_or_else(|| {
-        ToolError::unsupported("the spec tools have no workspace (FYLLO_WORKSPACE_JSON, --workspace or --allowed-root)")
+        ToolError::unsupported(
+            "the spec tools have no workspace (FYLLO_WORKSPACE_JSON or --workspace)",
+        )
     })
 }
 
