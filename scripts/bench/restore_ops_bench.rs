@@ -302,6 +302,7 @@ async fn round(b: &Bench, kind: &str, n: usize) -> (Duration, Duration, Duration
     let caps = Caps::default();
     let what = Capture {
         refs: &refs,
+        paths: &[],
         preview_id: None,
         operation_type: Some(kind),
         caps: &caps,

@@ -26,6 +26,8 @@ mod exec_history;
 mod exec_ops;
 mod exec_plan;
 mod exec_restore;
+mod exec_restore_bytes;
+mod exec_restore_ignored;
 mod exec_restore_layout;
 mod fleet;
 mod flux;

@@ -232,8 +232,10 @@ impl Executor {
             .map_err(store_failure)?;
         crash::point(crash::AFTER_INTENT);
         let refs = intent.refs();
+        let paths = restore::touched(op, fields);
         let what = restore::Capture {
             refs: &refs,
+            paths: &paths,
             preview_id: Some(id),
             operation_type: Some(op.kind()),
             caps: &self.caps,

@@ -22,9 +22,11 @@
 //! restore point first, so a restore can be undone. Retention keeps the newest 200 per
 //! repository or those of the last 14 days, whichever keeps more; pruning deletes the refs.
 
+mod after;
 mod apply;
 mod capture;
 mod files;
+mod put;
 mod steps;
 mod take;
 mod worktree;
@@ -42,8 +44,8 @@ use tokio_util::sync::CancellationToken;
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::update_ref::Transaction;
-use crate::git::{Git, GitError, Oid, Repo, refs};
-use crate::operation::{Moved, OpError, pins};
+use crate::git::{Git, GitError, Oid, Repo, path_text, refs};
+use crate::operation::{Fields, Moved, OpError, Operation, pins};
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
 pub const REF_PREFIX: &str = "refs/gitward/restore/";
@@ -94,6 +96,10 @@ pub enum RestoreError {
     /// The repository moved on since the restore point's after-state; confirm to go on.
     #[error("the repository moved on since the restore point: {}", moved.iter().map(|m| m.what.as_str()).collect::<Vec<_>>().join(", "))]
     Moved { moved: Vec<Moved> },
+    /// Putting the point back would overwrite files that no restore point holds (ignored,
+    /// or over the caps): nothing was changed. Each entry is `{path, reason}`.
+    #[error("restoring would overwrite files no restore point saved; move them aside and restore again: {}", files.iter().map(|f| f["path"].as_str().unwrap_or("?")).collect::<Vec<_>>().join(", "))]
+    Uncaptured { files: Vec<Value> },
     #[error(transparent)]
     Op(#[from] OpError),
     #[error(transparent)]
@@ -143,6 +149,31 @@ pub fn new_id(now: Timestamp) -> String {
     format!("rp_{stamp}_{}", &random[..8])
 }
 
+/// The paths `op` will touch as `fields` name them, as a restore point captures them
+/// (`./` and a trailing `/` dropped).
+pub fn touched(op: &dyn Operation, fields: &Fields) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = op
+        .touched_paths(fields)
+        .iter()
+        .map(|p| p.trim_start_matches("./").trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The paths a point captured whatever their ignore status.
+fn touched_of(captured: &Value) -> Vec<Vec<u8>> {
+    captured["touched"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().and_then(path_text::decode))
+        .collect()
+}
+
 fn ref_names(captured: &Value) -> Vec<String> {
     captured["refs"]
         .as_object()
@@ -161,14 +192,12 @@ async fn current(
 ) -> Result<Value, OpError> {
     let names = ref_names(captured);
     let top = repo.worktree.as_deref().filter(|_| tree);
+    let touched = touched_of(captured);
     // The worktree side (a `status` and a digest of each changed file) is the slow part;
     // the refs and the index are read beside it.
     let worktree = async {
         match top {
-            Some(top) => {
-                let changes = pins::changes(git, None).await?;
-                pins::change_states(git, top, changes).await.map(Some)
-            }
+            Some(top) => after::changes(git, top, &touched).await.map(Some),
             None => Ok(None),
         }
     };
@@ -253,31 +282,41 @@ pub async fn restore_in(
     }
     let old = &point.captured;
     let names = ref_names(old);
-    let before = take(
-        store,
-        repo,
-        cancel,
-        &names,
-        None,
-        Some("restore"),
-        &Caps::default(),
-        now,
-    )
-    .await?;
+    // The paths the point captured whatever their ignore status are captured again now,
+    // so that putting them back never loses what is there.
+    let paths = touched_of(old);
+    let what = Capture {
+        refs: &names,
+        paths: &paths,
+        preview_id: None,
+        operation_type: Some("restore"),
+        caps: &Caps::default(),
+    };
+    let before = take_timed(store, repo, cancel, &what, now, &Steps::default()).await?;
     let new = &before.captured;
     let mut files = Value::Null;
-    let (cur, target) = tokio::try_join!(whole_tree(&git, &before), whole_tree(&git, point))?;
+    let (cur, target) = tokio::try_join!(whole(&git, &before), whole(&git, point))?;
     if let (Some(top), Some(cur), Some(target)) = (repo.worktree.as_deref(), cur, target) {
-        let skipped: BTreeSet<String> = point
+        let skipped: BTreeSet<Vec<u8>> = point
             .skipped
             .as_array()
             .map(|a| {
                 a.iter()
-                    .filter_map(|s| s["path"].as_str().map(str::to_owned))
+                    .filter_map(|s| s["path"].as_str().and_then(path_text::decode))
                     .collect()
             })
             .unwrap_or_default();
-        files = apply::worktree(&git, top, cur.as_str(), target.as_str(), &skipped).await?;
+        files = match put::worktree(&git, top, &cur, &target, &skipped).await {
+            Ok(files) => files,
+            Err(e) => {
+                // Refused before anything was written: the point taken for it goes too.
+                if matches!(e, RestoreError::Uncaptured { .. }) {
+                    delete_refs(&git, &before.id).await?;
+                    store.delete_restore_point(&before.id)?;
+                }
+                return Err(e);
+            }
+        };
         apply::index(&git, repo, &old["index"], old["indexMtimeNs"].as_u64()).await?;
     }
     let refs_now = new["refs"]
@@ -301,10 +340,26 @@ pub async fn restore_in(
 /// its changes has the tree made now from the index tree and those changes, kept at the
 /// point's `tree` ref so that `git gc` cannot take it while a restore uses it.
 pub async fn whole_tree(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Oid>, OpError> {
+    Ok(whole(git, point).await?.map(|w| w.tree))
+}
+
+/// A point's whole worktree tree, the index tree it was made from, and the paths the
+/// point recorded as absent.
+pub struct Whole {
+    pub tree: Oid,
+    pub base: Option<Oid>,
+    pub removed: Vec<Vec<u8>>,
+}
+
+async fn whole(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Whole>, OpError> {
     let worktree = &point.captured["worktree"];
     let oid = |key: &str| worktree[key].as_str().and_then(Oid::parse);
     if let Some(tree) = oid("tree") {
-        return Ok(Some(tree));
+        return Ok(Some(Whole {
+            tree,
+            base: None,
+            removed: Vec::new(),
+        }));
     }
     let (Some(base), Some(changes)) = (oid("base"), oid("changes")) else {
         return Ok(None);
@@ -315,9 +370,12 @@ pub async fn whole_tree(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Oi
         format!("gitward restore point {id}: whole worktree\n"),
     );
     let when = point.created_at.as_second();
-    worktree::whole_from_changes(git, &base, &changes, commit, when)
-        .await
-        .map(Some)
+    let (tree, removed) = worktree::whole_from_changes(git, &base, &changes, commit, when).await?;
+    Ok(Some(Whole {
+        tree,
+        base: Some(base),
+        removed,
+    }))
 }
 
 /// Deletes the restore points of `repo` that retention no longer keeps (refs, then the

@@ -92,6 +92,7 @@ pub(super) async fn take_points(
         let refs = o.intent.refs();
         let what = restore::Capture {
             refs: &refs,
+            paths: &[],
             preview_id: Some(preview_id),
             operation_type: Some(kind),
             caps,

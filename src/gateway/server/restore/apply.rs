@@ -1,6 +1,5 @@
-//! Putting a restore point back: the worktree (only the paths that differ from the
-//! restore point taken just before, found by comparing the two worktree trees), the index
-//! file byte for byte, the refs (in one guarded transaction) and git's state files.
+//! Putting a restore point back: the index file byte for byte, the refs (in one guarded
+//! transaction) and git's state files; the worktree is [`super::put`]'s.
 //!
 //! Files are written raw from their blobs, as captured: no filter or line-ending
 //! conversion runs in either direction, so the bytes on disk come back exactly.
@@ -8,12 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::capture::{STATE_DIRS, STATE_FILES, zero};
 use super::files;
 use crate::git::update_ref::{self, Transaction};
-use crate::git::{Git, Oid, Repo, cat_file, diff_tree, objects, worktree};
+use crate::git::{Git, Oid, Repo, cat_file, objects, worktree};
 use crate::operation::OpError;
 use crate::parse::cat_file_batch::Answer;
 
@@ -45,7 +44,10 @@ async fn runs(git: &Git<'_>, oids: &[String]) -> Result<Vec<Vec<String>>, OpErro
 }
 
 /// The contents of `oids`, by id.
-async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>>, OpError> {
+pub(super) async fn blobs(
+    git: &Git<'_>,
+    oids: &[String],
+) -> Result<HashMap<String, Vec<u8>>, OpError> {
     let mut out = HashMap::new();
     if oids.is_empty() {
         return Ok(out);
@@ -77,57 +79,6 @@ async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>
         }
     }
     Ok(out)
-}
-
-/// Makes the worktree at `top` match `target` (a worktree tree), given `current` (the
-/// tree just captured). Paths the target's point skipped are never removed.
-pub async fn worktree(
-    git: &Git<'_>,
-    top: &Path,
-    current: &str,
-    target: &str,
-    skipped: &BTreeSet<String>,
-) -> Result<Value, OpError> {
-    let entries = diff_tree::trees_raw(git, current, target).await?;
-    let wanted: Vec<String> = entries
-        .iter()
-        .filter(|(mode, _, status, _)| *status != b'D' && *mode != 0o160000)
-        .map(|(_, oid, _, _)| oid.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let contents = blobs(git, &wanted).await?;
-    let top = top.to_owned();
-    let skipped = skipped.clone();
-    // A restore must finish once started: no read deadline on the writes.
-    let result = tokio::task::spawn_blocking(move || {
-        let (mut written, mut removed, mut failed) = (0u64, 0u64, Vec::new());
-        for (mode, oid, status, path) in entries {
-            let done = match status {
-                b'D' if skipped.contains(&path) => continue,
-                b'D' => files::remove(&top, &path).map(|_| removed += 1),
-                _ if mode == 0o160000 => continue,
-                _ => match contents.get(&oid) {
-                    Some(bytes) => files::write(&top, &path, mode, bytes).map(|_| written += 1),
-                    None => Err(format!("{path}: object {oid} not fetched")),
-                },
-            };
-            if let Err(e) = done {
-                failed.push(e);
-            }
-        }
-        (written, removed, failed)
-    })
-    .await
-    .map_err(|e| OpError::Internal(format!("restoring files stopped: {e}")))?;
-    let (written, removed, failed) = result;
-    if !failed.is_empty() {
-        return Err(OpError::git(format!(
-            "could not restore every file: {}",
-            failed.join("; ")
-        )));
-    }
-    Ok(json!({"written": written, "removed": removed}))
 }
 
 /// Puts the index file back byte for byte (or removes it when there was none), with the

@@ -244,7 +244,7 @@ pub fn keep(
             None => {}
         }
     }
-    let mut changes: Vec<(String, Change)> = Vec::new();
+    let mut changes: Vec<(Vec<u8>, Change)> = Vec::new();
     let blob = |bytes| Change::Put {
         mode: MODE_FILE,
         content: Content::Bytes(bytes),
@@ -257,7 +257,7 @@ pub fn keep(
                     mode: MODE_FILE,
                     content,
                 };
-                changes.push(("index".to_owned(), entry));
+                changes.push((b"index".to_vec(), entry));
             }
             if let Some(tree) = &tree {
                 let content = Content::Object(tree.clone());
@@ -265,7 +265,7 @@ pub fn keep(
                     mode: MODE_TREE,
                     content,
                 };
-                changes.push(("index-tree".to_owned(), entry));
+                changes.push((b"index-tree".to_vec(), entry));
             }
             (Some(blob), tree)
         }
@@ -275,7 +275,7 @@ pub fn keep(
     changes.extend(
         state
             .into_iter()
-            .map(|(rel, bytes)| (format!("state/{rel}"), blob(bytes))),
+            .map(|(rel, bytes)| (format!("state/{rel}").into_bytes(), blob(bytes))),
     );
     let mut blobs = Vec::new();
     if !changes.is_empty() {
