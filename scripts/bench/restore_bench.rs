@@ -83,6 +83,7 @@ async fn main() {
     let what = Capture {
         refs: &refs,
         paths: &[],
+        config: &[],
         preview_id: None,
         operation_type: None,
         caps: &caps,

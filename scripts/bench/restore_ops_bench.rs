@@ -303,6 +303,7 @@ async fn round(b: &Bench, kind: &str, n: usize) -> (Duration, Duration, Duration
     let what = Capture {
         refs: &refs,
         paths: &[],
+        config: &[],
         preview_id: None,
         operation_type: Some(kind),
         caps: &caps,

@@ -147,6 +147,9 @@ impl RestoreArgs {
                     self.id,
                     done["restorePointId"].as_str().unwrap_or("?")
                 );
+                if let Some(note) = done["note"].as_str() {
+                    eprintln!("note: {}", printable(note));
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => fail("restore", e),

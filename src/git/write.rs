@@ -251,6 +251,31 @@ impl GitWrite<'_> {
             .await
     }
 
+    /// Makes `values` the values of `key` in the repository's own configuration file:
+    /// every value there is unset (none is fine), then each is added in order.
+    pub async fn config_replace(&self, key: &str, values: &[String]) -> Result<Ran, RunError> {
+        let unset = self
+            .run(["config", "--local", "--unset-all", "--end-of-options", key])
+            .await?;
+        // 5: the key had no value.
+        if !unset.ok() && unset.code != Some(5) {
+            return Ok(unset);
+        }
+        let mut last = unset;
+        for value in values {
+            last = self
+                .run(["config", "--local", "--add", "--end-of-options", key, value])
+                .await?;
+            if !last.ok() {
+                break;
+            }
+        }
+        if last.code == Some(5) {
+            last.code = Some(0);
+        }
+        Ok(last)
+    }
+
     /// `git worktree add` at `path`: of the existing branch `branch`, or with `new_at` a
     /// new branch of that name starting at that commit.
     pub async fn worktree_add(

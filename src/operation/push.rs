@@ -195,6 +195,16 @@ impl Operation for Push {
         fields.get("forceWithLease").and_then(Value::as_bool) == Some(true)
     }
 
+    fn touched_config(&self, fields: &Fields, pins: &Pins) -> Vec<String> {
+        let upstream = fields.get("setUpstream").and_then(Value::as_bool) == Some(true);
+        match pins.0["branch"].as_str() {
+            Some(branch) if upstream => ["remote", "merge"]
+                .map(|k| format!("branch.{branch}.{k}"))
+                .to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = PushFields::from_fields(fields)?;
         let pins = read_pins(ctx, &f).await?;

@@ -34,7 +34,7 @@ mod worktree;
 pub use steps::{Step, Steps};
 pub use take::{Capture, take, take_as, take_timed};
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -46,6 +46,9 @@ use crate::config::Config;
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, GitError, Oid, Repo, path_text, refs};
 use crate::operation::{Fields, Moved, OpError, Operation, pins};
+
+/// Where remote-tracking refs live: a restore never moves them.
+pub(crate) const REMOTES: &str = "refs/remotes/";
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
 pub const REF_PREFIX: &str = "refs/gitward/restore/";
@@ -124,6 +127,12 @@ pub struct Restored {
     pub files: Value,
     /// Refs created after the point that stayed because a worktree has them checked out.
     pub kept_refs: Vec<String>,
+    /// Remote-tracking refs left as they are: they record what the remote has, which a
+    /// restore does not change.
+    pub remote_refs: Vec<String>,
+    /// What a person should know about what the restore did not do (a push stays on the
+    /// remote).
+    pub note: Option<String>,
 }
 
 impl Restored {
@@ -134,6 +143,8 @@ impl Restored {
             "moved": self.moved,
             "files": self.files,
             "keptRefs": self.kept_refs,
+            "remoteRefs": self.remote_refs,
+            "note": self.note,
         })
     }
 }
@@ -207,9 +218,18 @@ async fn current(
             None => Ok(None),
         }
     };
-    let (refs, index, changes) = tokio::join!(capture::refs(git, &names), index, worktree);
+    let keys = config_keys(captured);
+    let (refs, index, changes, config) = tokio::join!(
+        capture::refs(git, &names),
+        index,
+        worktree,
+        capture::config(git, &keys)
+    );
     let (head, refs) = refs?;
     let mut now = json!({"head": head, "refs": refs});
+    if !keys.is_empty() {
+        now["config"] = config?;
+    }
     if let (Some(index), Some(changes)) = (index?, changes?) {
         now["index"] = json!(index);
         now["changes"] = changes;
@@ -246,7 +266,11 @@ pub async fn moved_since(
     };
     let tree = expected.get("index").is_some();
     let found = current(git, repo, c, tree).await?;
-    Ok(pins::diff(&expected, &found))
+    // A remote-tracking ref records the remote, which a restore leaves as it is: its
+    // moving (a fetch) is nothing a restore would undo.
+    let mut moved = pins::diff(&expected, &found);
+    moved.retain(|m| !m.what.starts_with(&format!("refs {REMOTES}")));
+    Ok(moved)
 }
 
 /// Puts restore point `id` back. Refused with [`RestoreError::Moved`] when the
@@ -285,9 +309,11 @@ pub async fn restore_in(
     // The paths the point captured whatever their ignore status are captured again now,
     // so that putting them back never loses what is there.
     let paths = touched_of(old);
+    let keys = config_keys(old);
     let what = Capture {
         refs: &names,
         paths: &paths,
+        config: &keys,
         preview_id: None,
         operation_type: Some("restore"),
         caps: &Caps::default(),
@@ -323,8 +349,10 @@ pub async fn restore_in(
         .as_object()
         .map(|m| m.clone().into_iter().collect())
         .unwrap_or_default();
-    let kept_refs = apply::refs(&git, repo, old, &refs_now).await?;
+    let (kept_refs, remote_refs) = apply::refs(&git, repo, old, &refs_now).await?;
+    apply::config(repo, cancel, &old["config"], &new["config"]).await?;
     apply::state(&git, &repo.git_dir, &old["state"]).await?;
+    let note = remote_note(&remote_refs, &refs_now);
     record_after(store, repo, cancel, &before).await?;
     Ok(Restored {
         restore_point_id: before.id,
@@ -332,7 +360,37 @@ pub async fn restore_in(
         moved,
         files,
         kept_refs,
+        remote_refs,
+        note,
     })
+}
+
+/// What a restore says of the remote-tracking refs it left: the remote keeps what was
+/// pushed, and the ref stays as the remote has it.
+fn remote_note(remote_refs: &[String], now: &BTreeMap<String, Value>) -> Option<String> {
+    if remote_refs.is_empty() {
+        return None;
+    }
+    let refs: Vec<String> = remote_refs
+        .iter()
+        .map(|r| {
+            let at = now.get(r).and_then(Value::as_str).unwrap_or("(none)");
+            let short = r.strip_prefix("refs/remotes/").unwrap_or(r);
+            format!("{short} at {}", &at[..at.len().min(12)])
+        })
+        .collect();
+    Some(format!(
+        "The remote keeps the pushed commits: a restore changes only this repository. {} stays as the remote has it; to take the commits back there, propose a push back to the old tip.",
+        refs.join(", ")
+    ))
+}
+
+/// The configuration keys a point kept.
+fn config_keys(captured: &Value) -> Vec<String> {
+    captured["config"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The whole worktree of `point` as one tree (tracked and untracked files, what it left

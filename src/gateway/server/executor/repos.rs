@@ -93,6 +93,7 @@ pub(super) async fn take_points(
         let what = restore::Capture {
             refs: &refs,
             paths: &[],
+            config: &[],
             preview_id: Some(preview_id),
             operation_type: Some(kind),
             caps,

@@ -137,22 +137,30 @@ async fn checked_out_elsewhere(
 }
 
 /// Moves every captured ref back in one transaction guarded on the values just read
-/// (`now`), then HEAD. A ref that did not exist at capture is deleted — unless a
-/// worktree (one an operation added, say) has it checked out: that one is kept and
-/// returned, since deleting it would leave the worktree on a missing branch.
+/// (`now`), then HEAD; returns the refs kept and the remote-tracking refs left. A ref that
+/// did not exist at capture is deleted — unless a worktree (one an operation added, say)
+/// has it checked out: that one is kept, since deleting it would leave the worktree on a
+/// missing branch. A remote-tracking ref is never moved: it records what the remote has
+/// (a push's commits stay there), and winding it back would make git count pushed work
+/// as unpushed.
 pub async fn refs(
     git: &Git<'_>,
     repo: &Repo,
     captured: &Value,
     now: &BTreeMap<String, Value>,
-) -> Result<Vec<String>, OpError> {
+) -> Result<(Vec<String>, Vec<String>), OpError> {
     let zero = zero(repo.object_format);
     let busy = checked_out_elsewhere(git, repo.worktree.as_deref()).await?;
     let mut kept = Vec::new();
+    let mut remote = Vec::new();
     let mut tx = Transaction::new();
     if let Some(refs) = captured["refs"].as_object() {
         for (name, want) in refs {
             if !name.starts_with("refs/") || name.starts_with(super::REF_PREFIX) {
+                continue;
+            }
+            if name.starts_with(super::REMOTES) {
+                remote.push(name.clone());
                 continue;
             }
             let cur = now.get(name).and_then(Value::as_str);
@@ -178,7 +186,43 @@ pub async fn refs(
         (None, Some(oid)) => update_ref::head_to_commit(git, oid, RESTORE_MESSAGE).await?,
         (None, None) => {}
     }
-    Ok(kept)
+    Ok((kept, remote))
+}
+
+/// Puts back the configuration values a point kept (`{key: [value…]}`) where they differ
+/// from those just captured (`now`).
+pub async fn config(
+    repo: &Repo,
+    cancel: &tokio_util::sync::CancellationToken,
+    captured: &Value,
+    now: &Value,
+) -> Result<(), OpError> {
+    let Some(keys) = captured.as_object() else {
+        return Ok(());
+    };
+    let w = crate::git::write::GitWrite::new(&repo.path, cancel);
+    for (key, want) in keys {
+        if now.get(key) == Some(want) {
+            continue;
+        }
+        let values: Vec<String> = want
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        let ran = w
+            .config_replace(key, &values)
+            .await
+            .map_err(|e| OpError::git(e.to_string()))?;
+        if !ran.ok() {
+            return Err(OpError::git(format!(
+                "could not put back {key}: {}",
+                ran.stderr
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Puts git's state files back: those captured are written, any other present is removed.

@@ -152,6 +152,16 @@ fn state_files(git_dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The values of each configuration key in the repository's own file: `{key: [value…]}`.
+pub async fn config(git: &Git<'_>, keys: &[String]) -> Result<Value, OpError> {
+    let mut out = Map::new();
+    for key in keys {
+        let values = crate::git::gitconfig::local_values(git, key).await?;
+        out.insert(key.clone(), json!(values));
+    }
+    Ok(Value::Object(out))
+}
+
 /// HEAD and each named ref as found: `(head, {name: oid|null})`.
 pub async fn refs(
     git: &Git<'_>,

@@ -30,6 +30,7 @@ pub async fn take(
     let what = Capture {
         refs,
         paths: &[],
+        config: &[],
         preview_id,
         operation_type,
         caps,
@@ -44,6 +45,8 @@ pub struct Capture<'a> {
     /// Repository paths the write touches (a patch's targets, a discard's paths): each is
     /// captured whatever git's ignore rules say of it, present or recorded as absent.
     pub paths: &'a [Vec<u8>],
+    /// Configuration keys the write may set: their values are kept and put back.
+    pub config: &'a [String],
     pub preview_id: Option<&'a str>,
     pub operation_type: Option<&'a str>,
     pub caps: &'a Caps,
@@ -90,6 +93,9 @@ pub async fn take_as(
         "state": null,
         "indexMtimeNs": index_mtime,
     });
+    if !what.config.is_empty() {
+        captured["config"] = capture::config(&git, what.config).await?;
+    }
     if !what.paths.is_empty() {
         let named: Vec<String> = what.paths.iter().map(|p| path_text::encode(p)).collect();
         captured["touched"] = json!(named);
