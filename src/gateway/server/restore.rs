@@ -5,9 +5,10 @@
 //!   `refs/gitward/restore/<id>/…` so that `git gc` keeps everything they reach;
 //! - the index file as a blob (conflict stages and flags included), plus its tree when it
 //!   has no conflicts;
-//! - the tracked and untracked (non-ignored) worktree as what differs from the index's
-//!   tree (the whole tree when the index has none), with caps per file and on the number
-//!   of files — what was left out is listed, never silent;
+//! - the tracked and untracked (non-ignored) worktree, and the paths the operation touches
+//!   whatever their ignore status, as what differs from the index's tree (the whole tree
+//!   when the index has none), with caps per file and on the number of files — what was
+//!   left out is listed, never silent; paths are bytes throughout;
 //! - git's state files of an operation in progress (`MERGE_HEAD`, `rebase-merge/`, …).
 //!
 //! Capture runs through the read door: no hook, fsmonitor or filter driver of the
@@ -17,7 +18,8 @@
 //! worktree's changes once the guarded write finished) is added to it so a restore can
 //! tell whether the repository moved on, work left in the index or worktree included.
 //!
-//! Restoring is itself revalidated (refused when the repository moved on since the
+//! A restore never deletes or overwrites a file no restore point saved (see `put`), and
+//! never moves a remote-tracking ref. Restoring is itself revalidated (refused when the repository moved on since the
 //! after-state, unless the person confirms with the differences shown) and itself takes a
 //! restore point first, so a restore can be undone. Retention keeps the newest 200 per
 //! repository or those of the last 14 days, whichever keeps more; pruning deletes the refs.

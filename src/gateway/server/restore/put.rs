@@ -183,10 +183,15 @@ fn uncaptured(
 ) -> Vec<Value> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    // Each directory is looked at once, however many files go below it.
+    let mut dirs: HashSet<&[u8]> = HashSet::new();
     for (mode, oid, status, path) in writes {
         for dir in ancestors(path) {
+            if going.contains(dir) || !dirs.insert(dir) {
+                continue;
+            }
             let on_disk = std::fs::symlink_metadata(top.join(rel_path(dir)));
-            if !going.contains(dir) && on_disk.is_ok_and(|m| !m.is_dir()) && seen.insert(dir) {
+            if on_disk.is_ok_and(|m| !m.is_dir()) && seen.insert(dir) {
                 out.push(json!({
                     "path": path_text::encode(dir),
                     "reason": "not saved by the restore (ignored, or over the caps), and a directory of the restore point must take its place",

@@ -120,6 +120,9 @@ async fn candidates(git: &Git<'_>, named: &[Vec<u8>]) -> Result<Vec<Candidate>, 
             entry: c.entry,
         })
         .collect();
+    if named.is_empty() {
+        return Ok(out);
+    }
     let seen: std::collections::HashSet<&[u8]> = out.iter().map(|c| c.path.as_slice()).collect();
     let more: Vec<Candidate> = named
         .iter()
