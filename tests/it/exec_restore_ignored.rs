@@ -140,3 +140,21 @@ async fn a_patch_of_ignored_files_is_undone_by_its_restore_point() {
         "CREATED=1\n"
     );
 }
+
+#[tokio::test]
+async fn a_plan_rolled_back_after_patching_an_ignored_file_puts_it_back() {
+    let rig = Rig::new();
+    ignored_env(&rig);
+    let before = files_of(&rig.repo);
+    let env = "--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-SECRET=1\n+SECRET=2\n";
+    let fails = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-not there\n+x\n";
+    let steps = json!([
+        {"operationType": "patch", "patchContent": env},
+        {"operationType": "patch", "patchContent": fails},
+    ]);
+    let record = rig.execute("plan", json!({ "steps": steps })).await;
+    assert_eq!(record.status, Status::Failed, "{record:?}");
+    let result = super::exec_history::result(&record);
+    assert_eq!(result["failure"], "rolledBack", "{result}");
+    assert_eq!(files_of(&rig.repo), before, "the ignored file is back");
+}
