@@ -82,6 +82,8 @@ async fn main() {
     let mut by_step: BTreeMap<&'static str, (Vec<Duration>, Vec<Duration>)> = BTreeMap::new();
     let what = Capture {
         refs: &refs,
+        paths: &[],
+        config: &[],
         preview_id: None,
         operation_type: None,
         caps: &caps,

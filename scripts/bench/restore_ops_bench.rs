@@ -302,6 +302,8 @@ async fn round(b: &Bench, kind: &str, n: usize) -> (Duration, Duration, Duration
     let caps = Caps::default();
     let what = Capture {
         refs: &refs,
+        paths: &[],
+        config: &[],
         preview_id: None,
         operation_type: Some(kind),
         caps: &caps,

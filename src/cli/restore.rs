@@ -55,6 +55,12 @@ pub fn changes_lines(changed: &Value) -> Vec<String> {
     lines.iter().map(|l| printable(l)).collect()
 }
 
+/// A refusal because the repository moved on (409 with what moved), as opposed to one
+/// that names files the restore will not overwrite.
+fn moved(refused: &Refused) -> bool {
+    refused.status == 409 && refused.body["error"]["details"]["moved"].is_array()
+}
+
 fn ask(question: &str) -> Option<String> {
     let mut out = std::io::stderr().lock();
     let _ = write!(out, "{question}");
@@ -75,7 +81,7 @@ impl RestoreArgs {
             return ExitCode::FAILURE;
         }
         match self.post(&api, self.confirm_moved, None) {
-            Err(Ok(refused)) if refused.status == 409 => self.moved_on(&api, &refused),
+            Err(Ok(refused)) if moved(&refused) => self.moved_on(&api, &refused),
             other => self.finish(other),
         }
     }
@@ -123,7 +129,7 @@ impl RestoreArgs {
         // Moved on again meanwhile: shown again, asked again.
         let shown = &refused.body["error"]["details"]["moved"];
         match self.post(api, true, Some(shown)) {
-            Err(Ok(refused)) if refused.status == 409 => self.moved_on(api, &refused),
+            Err(Ok(refused)) if moved(&refused) => self.moved_on(api, &refused),
             other => self.finish(other),
         }
     }
@@ -144,6 +150,9 @@ impl RestoreArgs {
                     self.id,
                     done["restorePointId"].as_str().unwrap_or("?")
                 );
+                if let Some(note) = done["note"].as_str() {
+                    eprintln!("note: {}", printable(note));
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => fail("restore", e),

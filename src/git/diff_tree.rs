@@ -92,6 +92,27 @@ pub type RawChange = (u32, String, u8, String);
 /// Every path that differs between the trees `from` and `to`, renames as deletion plus
 /// addition.
 pub async fn trees_raw(git: &Git<'_>, from: &str, to: &str) -> Result<Vec<RawChange>, GitError> {
+    Ok(trees_raw_bytes(git, from, to)
+        .await?
+        .into_iter()
+        .map(|(mode, oid, status, path)| {
+            (
+                mode,
+                oid,
+                status,
+                String::from_utf8_lossy(&path).into_owned(),
+            )
+        })
+        .collect())
+}
+
+/// [`trees_raw`] with each path as git wrote it, byte for byte (a name need not be
+/// UTF-8).
+pub async fn trees_raw_bytes(
+    git: &Git<'_>,
+    from: &str,
+    to: &str,
+) -> Result<Vec<(u32, String, u8, Vec<u8>)>, GitError> {
     let out = git
         .cmd([
             "diff-tree",
@@ -108,7 +129,7 @@ pub async fn trees_raw(git: &Git<'_>, from: &str, to: &str) -> Result<Vec<RawCha
     Ok(raw_diff(&out.sink.bytes))
 }
 
-fn raw_diff(bytes: &[u8]) -> Vec<RawChange> {
+fn raw_diff(bytes: &[u8]) -> Vec<(u32, String, u8, Vec<u8>)> {
     let mut out = Vec::new();
     let mut records = bytes.split(|b| *b == 0);
     while let (Some(meta), Some(path)) = (records.next(), records.next()) {
@@ -117,12 +138,7 @@ fn raw_diff(bytes: &[u8]) -> Vec<RawChange> {
         if let [_, mode_b, _, oid_b, status] = fields.as_slice() {
             let mode = u32::from_str_radix(mode_b, 8).unwrap_or(0);
             let status = status.bytes().next().unwrap_or(b'?');
-            out.push((
-                mode,
-                (*oid_b).to_owned(),
-                status,
-                String::from_utf8_lossy(path).into_owned(),
-            ));
+            out.push((mode, (*oid_b).to_owned(), status, path.to_vec()));
         }
     }
     out

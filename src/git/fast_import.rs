@@ -48,8 +48,9 @@ pub struct NewCommit {
     pub message: String,
     /// The tree the changes apply to; `None` starts empty.
     pub root: Option<Oid>,
-    /// Applied in order; a path a later change adds below a removed one is kept.
-    pub changes: Vec<(String, Change)>,
+    /// Applied in order; a path a later change adds below a removed one is kept. Paths
+    /// are bytes: a name need not be UTF-8.
+    pub changes: Vec<(Vec<u8>, Change)>,
 }
 
 /// An object of the stream, named by its mark until the run tells its id.
@@ -127,9 +128,9 @@ pub struct Import<'g> {
 }
 
 /// `"path"` in C quoting, as fast-import reads it: any byte but NUL may appear.
-fn quoted(path: &str, out: &mut Vec<u8>) {
+fn quoted(path: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
-    for &b in path.as_bytes() {
+    for &b in path {
         match b {
             b'"' | b'\\' => out.extend_from_slice(&[b'\\', b]),
             b'\n' => out.extend_from_slice(b"\\n"),
@@ -413,7 +414,10 @@ mod tests {
     #[test]
     fn paths_are_quoted_whatever_bytes_they_hold() {
         let mut out = Vec::new();
-        quoted("a \"b\"\\c\nd\te\u{7f}é", &mut out);
+        quoted("a \"b\"\\c\nd\te\u{7f}é".as_bytes(), &mut out);
+        let mut raw = Vec::new();
+        quoted(b"caf\xe9", &mut raw);
+        assert_eq!(raw, b"\"caf\xe9\"", "any byte but NUL passes as it is");
         assert_eq!(out, "\"a \\\"b\\\"\\\\c\\nd\\011e\\177é\"".as_bytes());
     }
 
@@ -424,16 +428,16 @@ mod tests {
             message: "m\n".into(),
             root: Some(root.clone()),
             changes: vec![
-                ("gone".into(), Change::Remove),
+                (b"gone".to_vec(), Change::Remove),
                 (
-                    "new".into(),
+                    b"new".to_vec(),
                     Change::Put {
                         mode: 0o100755,
                         content: Content::Bytes(b"hi".to_vec()),
                     },
                 ),
                 (
-                    "kept".into(),
+                    b"kept".to_vec(),
                     Change::Put {
                         mode: 0o100644,
                         content: Content::Object(root.clone()),

@@ -48,6 +48,29 @@ fn parse_scoped(bytes: &[u8]) -> Vec<Scoped> {
         .collect()
 }
 
+/// Every value of `key` in the repository's own configuration file (`--local`), in
+/// order; empty when it has none.
+pub async fn local_values(git: &Git<'_>, key: &str) -> Result<Vec<String>, GitError> {
+    let out = git
+        .cmd([
+            "config",
+            "--local",
+            "-z",
+            "--get-all",
+            "--end-of-options",
+            key,
+        ])
+        .capture_allowing(64 * 1024, &[0, 1])
+        .await?;
+    Ok(out
+        .sink
+        .bytes
+        .split(|b| *b == 0)
+        .filter(|v| !v.is_empty())
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect())
+}
+
 /// The `submodule.<name>.path` values of the working tree's `.gitmodules`, as bytes.
 /// The caller checks first that `.gitmodules` is a regular file.
 pub async fn gitmodules_paths(git: &Git<'_>) -> Result<Vec<Vec<u8>>, GitError> {

@@ -35,6 +35,7 @@ pub mod merge_base;
 pub mod objects;
 pub mod on_copy;
 pub mod operation;
+pub mod path_text;
 pub mod reach;
 pub mod reachable;
 pub mod ref_file;

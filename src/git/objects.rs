@@ -35,16 +35,17 @@ pub async fn store_file(git: &Git<'_>, path: &OsStr) -> Result<Oid, GitError> {
 }
 
 /// Stores each file raw, in order: one `hash-object --stdin-paths` for every name
-/// without a newline (the input is line-based), one process each for the rest.
-pub async fn store_files(git: &Git<'_>, paths: &[&str]) -> Result<Vec<Oid>, GitError> {
+/// without a newline (the input is line-based) and not starting with `"` (git would
+/// unquote it), one process each for the rest. Names are bytes: they need not be UTF-8.
+pub async fn store_files(git: &Git<'_>, paths: &[&[u8]]) -> Result<Vec<Oid>, GitError> {
     let mut out: Vec<Option<Oid>> = vec![None; paths.len()];
     let plain: Vec<usize> = (0..paths.len())
-        .filter(|i| !paths[*i].contains('\n'))
+        .filter(|i| !paths[*i].contains(&b'\n') && paths[*i].first() != Some(&b'"'))
         .collect();
     if !plain.is_empty() {
         let mut input = Vec::new();
         for i in &plain {
-            input.extend_from_slice(paths[*i].as_bytes());
+            input.extend_from_slice(paths[*i]);
             input.push(b'\n');
         }
         let done = git
@@ -69,7 +70,8 @@ pub async fn store_files(git: &Git<'_>, paths: &[&str]) -> Result<Vec<Oid>, GitE
     }
     for (i, path) in paths.iter().enumerate() {
         if out[i].is_none() {
-            out[i] = Some(store_file(git, OsStr::new(path)).await?);
+            use std::os::unix::ffi::OsStrExt;
+            out[i] = Some(store_file(git, OsStr::from_bytes(path)).await?);
         }
     }
     Ok(out.into_iter().flatten().collect())

@@ -14,14 +14,15 @@
 //! Everything else of the read policy stays: the scrubbed environment of the process door,
 //! argv only with `--` before paths, no pager or colour, no credential helper, no network
 //! transport, no background maintenance, no fsmonitor daemon (it only speeds up reads),
-//! a deadline and capped output. Every command is reported back verbatim so the caller
+//! and a deadline. Output is kept in part (its beginning and end) but always read to the
+//! end: git is never killed for printing much. Every command is reported back verbatim so the caller
 //! can record it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::process::{CancellationToken, Invocation, Program, RunError};
+use crate::process::{CancellationToken, HeadTail, Invocation, Program, RunError};
 
 mod steps;
 pub use steps::PushStep;
@@ -50,7 +51,9 @@ const WRITE_OVERRIDES: &[&str] = &[
 /// files, so the operation it was in can be aborted cleanly.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(5);
 
-/// Stdout and stderr kept per command; the rest is dropped.
+/// Stdout kept per command: its first and last halves; the middle is counted and dropped.
+/// Git is never stopped for what it prints — the write has happened by then, and its
+/// outcome is what git did.
 const OUTPUT_CAP: usize = 256 * 1024;
 
 /// One write command's outcome, as recorded in a result.
@@ -109,13 +112,13 @@ impl<'a> GitWrite<'a> {
             .terminate_first(STOP_GRACE)
             .args(WRITE_OVERRIDES.iter().copied())
             .args(args)
-            .capture(OUTPUT_CAP, self.cancel)
+            .stream(HeadTail::new(OUTPUT_CAP), self.cancel)
             .await?;
         Ok(Ran {
             command,
             cwd: self.dir.to_owned(),
             code: done.code,
-            stdout: String::from_utf8_lossy(&done.sink.bytes)
+            stdout: String::from_utf8_lossy(&done.sink.text())
                 .trim_end()
                 .to_owned(),
             stderr: done.stderr_text(),
@@ -260,6 +263,31 @@ impl GitWrite<'_> {
     ) -> Result<Ran, RunError> {
         self.run(["update-ref", "-m", message, "-d", refname, old])
             .await
+    }
+
+    /// Makes `values` the values of `key` in the repository's own configuration file:
+    /// every value there is unset (none is fine), then each is added in order.
+    pub async fn config_replace(&self, key: &str, values: &[String]) -> Result<Ran, RunError> {
+        let unset = self
+            .run(["config", "--local", "--unset-all", "--end-of-options", key])
+            .await?;
+        // 5: the key had no value.
+        if !unset.ok() && unset.code != Some(5) {
+            return Ok(unset);
+        }
+        let mut last = unset;
+        for value in values {
+            last = self
+                .run(["config", "--local", "--add", "--end-of-options", key, value])
+                .await?;
+            if !last.ok() {
+                break;
+            }
+        }
+        if last.code == Some(5) {
+            last.code = Some(0);
+        }
+        Ok(last)
     }
 
     /// `git worktree add` at `path`: of the existing branch `branch`, or with `new_at` a

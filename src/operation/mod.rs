@@ -194,6 +194,11 @@ pub trait Operation: Send + Sync {
     fn touched_paths(&self, _fields: &Fields) -> Vec<String> {
         Vec::new()
     }
+    /// The configuration keys the write may set (a push's `-u`: the branch's upstream),
+    /// so that its restore point keeps their values and a restore puts them back.
+    fn touched_config(&self, _fields: &Fields, _pins: &Pins) -> Vec<String> {
+        Vec::new()
+    }
     /// Reads the preconditions at proposal time (validates first).
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError>;
     /// Preconditions read after the proposal was answered, beside the card's preview:

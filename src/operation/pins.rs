@@ -104,7 +104,7 @@ pub async fn changes(git: &Git<'_>, pathspecs: Option<&[String]>) -> Result<Vec<
 
 /// What the worktree holds at `top/rel`: a digest of a file's bytes, of a symlink's
 /// target, `dir` for a directory (a submodule), or null when absent.
-fn content(top: &Path, rel: &str) -> Value {
+pub fn content(top: &Path, rel: &Path) -> Value {
     let path = top.join(rel);
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
         return Value::Null;
@@ -118,7 +118,7 @@ fn content(top: &Path, rel: &str) -> Value {
     if meta.is_dir() {
         return json!("dir");
     }
-    let Ok((mut file, meta)) = crate::safe_file::open_in(top, Path::new(rel)) else {
+    let Ok((mut file, meta)) = crate::safe_file::open_in(top, rel) else {
         return json!("unreadable");
     };
     let mut hasher = Sha256::new();
@@ -150,7 +150,7 @@ pub async fn change_states(
         changes
             .into_iter()
             .map(|c| {
-                let content = content(&top, &c.path);
+                let content = content(&top, Path::new(&c.path));
                 (c.path, json!({"status": c.xy, "content": content}))
             })
             .collect::<Map<String, Value>>()

@@ -6,9 +6,10 @@
 //! remote-tracking commit pinned when proposed (empty: the remote branch must not exist),
 //! never a bare `--force`; such a card is HIGH risk and needs the person's checkbox.
 //!
-//! The restore point covers the local side only (the remote-tracking ref git moves).
-//! Undoing a completed push on the remote is a new push proposal back to the old tip,
-//! approved on its own ([`undo_fields`]).
+//! The restore point covers the local side only: the upstream configuration `-u` sets is
+//! put back, while the remote-tracking ref stays as the remote has it (a restore never
+//! moves one). Undoing a completed push on the remote is a new push proposal back to the
+//! old tip, approved on its own ([`undo_fields`]).
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -193,6 +194,16 @@ impl Operation for Push {
 
     fn needs_confirmation(&self, fields: &Fields) -> bool {
         fields.get("forceWithLease").and_then(Value::as_bool) == Some(true)
+    }
+
+    fn touched_config(&self, fields: &Fields, pins: &Pins) -> Vec<String> {
+        let upstream = fields.get("setUpstream").and_then(Value::as_bool) == Some(true);
+        match pins.0["branch"].as_str() {
+            Some(branch) if upstream => ["remote", "merge"]
+                .map(|k| format!("branch.{branch}.{k}"))
+                .to_vec(),
+            _ => Vec::new(),
+        }
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

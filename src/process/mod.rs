@@ -21,7 +21,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use crate::sink::{Capped, Flow, Sink};
+pub use crate::sink::{Capped, Flow, HeadTail, Sink};
 pub use capture::Finished;
 pub use error::RunError;
 pub use program::Program;

@@ -162,6 +162,8 @@ async fn points_noted_before_a_crash_are_settled_in_every_repository() {
     .unwrap();
     let what = restore::Capture {
         refs: &["refs/heads/main".to_owned()],
+        paths: &[],
+        config: &[],
         preview_id: Some(&id),
         operation_type: Some("commit"),
         caps: &restore::Caps::default(),

@@ -90,20 +90,32 @@ fn operation_preview_push_end_to_end_matches_plain_git_and_restores_the_local_si
         "refs/heads/main"
     );
 
-    // Restoring is local: the remote-tracking ref goes back, the remote keeps the push.
+    // Restoring is local and says so: the remote keeps the push, so the remote-tracking
+    // ref stays as the remote has it; the upstream `-u` set goes back.
     let remote_after = remote_refs(&fx, &bare);
     let (status, restored) = restore(&gateway, result["restorePointId"].as_str().unwrap());
     assert_eq!(status, 200, "{restored}");
-    assert_eq!(bytes(&fx, &repo), before);
-    assert_eq!(
-        fx.git(&repo, &["rev-parse", "origin/main"]),
-        fx.git(&repo, &["rev-parse", "main~2"])
+    let after = bytes(&fx, &repo);
+    for part in ["files", "index", "head"] {
+        assert_eq!(after[part], before[part], "{part}");
+    }
+    assert_eq!(fx.git(&repo, &["rev-parse", "main"]), tip);
+    assert_eq!(fx.git(&repo, &["rev-parse", "origin/main"]), tip);
+    assert_eq!(restored["remoteRefs"], json!(["refs/remotes/origin/main"]));
+    let note = restored["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("The remote keeps the pushed commits"),
+        "{restored}"
     );
     assert_eq!(remote_refs(&fx, &bare), remote_after);
-    assert_ne!(
+    assert_eq!(
         std::fs::read_to_string(repo.join(".git/config")).unwrap(),
-        config_before
+        config_before,
+        "the upstream set by -u is gone again"
     );
+    // git sees the pushed work as pushed, not as "ahead".
+    let status = fx.git(&repo, &["status", "-sb"]);
+    assert!(!status.contains("ahead"), "{status}");
 
     // Undoing the push on the remote is a new proposal, approved on its own.
     let old = fx.git(&repo, &["rev-parse", "main~2"]);

@@ -256,8 +256,12 @@ impl Executor {
             .map_err(store_failure)?;
         crash::point(crash::AFTER_INTENT);
         let refs = intent.refs();
+        let paths = restore::touched(op, fields);
+        let config = op.touched_config(fields, pins);
         let what = restore::Capture {
             refs: &refs,
+            paths: &paths,
+            config: &config,
             preview_id: Some(id),
             operation_type: Some(op.kind()),
             caps: &self.caps,

@@ -5,9 +5,10 @@
 //!   `refs/gitward/restore/<id>/…` so that `git gc` keeps everything they reach;
 //! - the index file as a blob (conflict stages and flags included), plus its tree when it
 //!   has no conflicts;
-//! - the tracked and untracked (non-ignored) worktree as what differs from the index's
-//!   tree (the whole tree when the index has none), with caps per file and on the number
-//!   of files — what was left out is listed, never silent;
+//! - the tracked and untracked (non-ignored) worktree, and the paths the operation touches
+//!   whatever their ignore status, as what differs from the index's tree (the whole tree
+//!   when the index has none), with caps per file and on the number of files — what was
+//!   left out is listed, never silent; paths are bytes throughout;
 //! - git's state files of an operation in progress (`MERGE_HEAD`, `rebase-merge/`, …).
 //!
 //! Capture runs through the read door: no hook, fsmonitor or filter driver of the
@@ -17,14 +18,17 @@
 //! worktree's changes once the guarded write finished) is added to it so a restore can
 //! tell whether the repository moved on, work left in the index or worktree included.
 //!
-//! Restoring is itself revalidated (refused when the repository moved on since the
+//! A restore never deletes or overwrites a file no restore point saved (see `put`), and
+//! never moves a remote-tracking ref. Restoring is itself revalidated (refused when the repository moved on since the
 //! after-state, unless the person confirms with the differences shown) and itself takes a
 //! restore point first, so a restore can be undone. Retention keeps the newest 200 per
 //! repository or those of the last 14 days, whichever keeps more; pruning deletes the refs.
 
+mod after;
 mod apply;
 mod capture;
 mod files;
+mod put;
 mod steps;
 mod take;
 mod worktree;
@@ -32,7 +36,7 @@ mod worktree;
 pub use steps::{Step, Steps};
 pub use take::{Capture, take, take_as, take_timed};
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -42,8 +46,11 @@ use tokio_util::sync::CancellationToken;
 use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::update_ref::Transaction;
-use crate::git::{Git, GitError, Oid, Repo, refs};
-use crate::operation::{Moved, OpError, pins};
+use crate::git::{Git, GitError, Oid, Repo, path_text, refs};
+use crate::operation::{Fields, Moved, OpError, Operation, pins};
+
+/// Where remote-tracking refs live: a restore never moves them.
+pub(crate) const REMOTES: &str = "refs/remotes/";
 
 /// Where a restore point's refs live: `refs/gitward/restore/<id>/…`.
 pub const REF_PREFIX: &str = "refs/gitward/restore/";
@@ -94,6 +101,10 @@ pub enum RestoreError {
     /// The repository moved on since the restore point's after-state; confirm to go on.
     #[error("the repository moved on since the restore point: {}", moved.iter().map(|m| m.what.as_str()).collect::<Vec<_>>().join(", "))]
     Moved { moved: Vec<Moved> },
+    /// Putting the point back would overwrite files that no restore point holds (ignored,
+    /// or over the caps): nothing was changed. Each entry is `{path, reason}`.
+    #[error("restoring would overwrite files no restore point saved; move them aside and restore again: {}", files.iter().map(|f| f["path"].as_str().unwrap_or("?")).collect::<Vec<_>>().join(", "))]
+    Uncaptured { files: Vec<Value> },
     #[error(transparent)]
     Op(#[from] OpError),
     #[error(transparent)]
@@ -118,6 +129,12 @@ pub struct Restored {
     pub files: Value,
     /// Refs created after the point that stayed because a worktree has them checked out.
     pub kept_refs: Vec<String>,
+    /// Remote-tracking refs left as they are: they record what the remote has, which a
+    /// restore does not change.
+    pub remote_refs: Vec<String>,
+    /// What a person should know about what the restore did not do (a push stays on the
+    /// remote).
+    pub note: Option<String>,
 }
 
 impl Restored {
@@ -128,6 +145,8 @@ impl Restored {
             "moved": self.moved,
             "files": self.files,
             "keptRefs": self.kept_refs,
+            "remoteRefs": self.remote_refs,
+            "note": self.note,
         })
     }
 }
@@ -141,6 +160,31 @@ pub fn new_id(now: Timestamp) -> String {
     let stamp = now.strftime("%Y%m%dT%H%M%S%3fZ").to_string();
     let random = uuid::Uuid::new_v4().simple().to_string();
     format!("rp_{stamp}_{}", &random[..8])
+}
+
+/// The paths `op` will touch as `fields` name them, as a restore point captures them
+/// (`./` and a trailing `/` dropped).
+pub fn touched(op: &dyn Operation, fields: &Fields) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = op
+        .touched_paths(fields)
+        .iter()
+        .map(|p| p.trim_start_matches("./").trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The paths a point captured whatever their ignore status.
+fn touched_of(captured: &Value) -> Vec<Vec<u8>> {
+    captured["touched"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().and_then(path_text::decode))
+        .collect()
 }
 
 fn ref_names(captured: &Value) -> Vec<String> {
@@ -161,14 +205,12 @@ async fn current(
 ) -> Result<Value, OpError> {
     let names = ref_names(captured);
     let top = repo.worktree.as_deref().filter(|_| tree);
+    let touched = touched_of(captured);
     // The worktree side (a `status` and a digest of each changed file) is the slow part;
     // the refs and the index are read beside it.
     let worktree = async {
         match top {
-            Some(top) => {
-                let changes = pins::changes(git, None).await?;
-                pins::change_states(git, top, changes).await.map(Some)
-            }
+            Some(top) => after::changes(git, top, &touched).await.map(Some),
             None => Ok(None),
         }
     };
@@ -178,9 +220,18 @@ async fn current(
             None => Ok(None),
         }
     };
-    let (refs, index, changes) = tokio::join!(capture::refs(git, &names), index, worktree);
+    let keys = config_keys(captured);
+    let (refs, index, changes, config) = tokio::join!(
+        capture::refs(git, &names),
+        index,
+        worktree,
+        capture::config(git, &keys)
+    );
     let (head, refs) = refs?;
     let mut now = json!({"head": head, "refs": refs});
+    if !keys.is_empty() {
+        now["config"] = config?;
+    }
     if let (Some(index), Some(changes)) = (index?, changes?) {
         now["index"] = json!(index);
         now["changes"] = changes;
@@ -217,7 +268,11 @@ pub async fn moved_since(
     };
     let tree = expected.get("index").is_some();
     let found = current(git, repo, c, tree).await?;
-    Ok(pins::diff(&expected, &found))
+    // A remote-tracking ref records the remote, which a restore leaves as it is: its
+    // moving (a fetch) is nothing a restore would undo.
+    let mut moved = pins::diff(&expected, &found);
+    moved.retain(|m| !m.what.starts_with(&format!("refs {REMOTES}")));
+    Ok(moved)
 }
 
 /// Puts restore point `id` back. Refused with [`RestoreError::Moved`] when the
@@ -253,39 +308,53 @@ pub async fn restore_in(
     }
     let old = &point.captured;
     let names = ref_names(old);
-    let before = take(
-        store,
-        repo,
-        cancel,
-        &names,
-        None,
-        Some("restore"),
-        &Caps::default(),
-        now,
-    )
-    .await?;
+    // The paths the point captured whatever their ignore status are captured again now,
+    // so that putting them back never loses what is there.
+    let paths = touched_of(old);
+    let keys = config_keys(old);
+    let what = Capture {
+        refs: &names,
+        paths: &paths,
+        config: &keys,
+        preview_id: None,
+        operation_type: Some("restore"),
+        caps: &Caps::default(),
+    };
+    let before = take_timed(store, repo, cancel, &what, now, &Steps::default()).await?;
     let new = &before.captured;
     let mut files = Value::Null;
-    let (cur, target) = tokio::try_join!(whole_tree(&git, &before), whole_tree(&git, point))?;
+    let (cur, target) = tokio::try_join!(whole(&git, &before), whole(&git, point))?;
     if let (Some(top), Some(cur), Some(target)) = (repo.worktree.as_deref(), cur, target) {
-        let skipped: BTreeSet<String> = point
+        let skipped: BTreeSet<Vec<u8>> = point
             .skipped
             .as_array()
             .map(|a| {
                 a.iter()
-                    .filter_map(|s| s["path"].as_str().map(str::to_owned))
+                    .filter_map(|s| s["path"].as_str().and_then(path_text::decode))
                     .collect()
             })
             .unwrap_or_default();
-        files = apply::worktree(&git, top, cur.as_str(), target.as_str(), &skipped).await?;
+        files = match put::worktree(&git, top, &cur, &target, &skipped).await {
+            Ok(files) => files,
+            Err(e) => {
+                // Refused before anything was written: the point taken for it goes too.
+                if matches!(e, RestoreError::Uncaptured { .. }) {
+                    delete_refs(&git, &before.id).await?;
+                    store.delete_restore_point(&before.id)?;
+                }
+                return Err(e);
+            }
+        };
         apply::index(&git, repo, &old["index"], old["indexMtimeNs"].as_u64()).await?;
     }
     let refs_now = new["refs"]
         .as_object()
         .map(|m| m.clone().into_iter().collect())
         .unwrap_or_default();
-    let kept_refs = apply::refs(&git, repo, old, &refs_now).await?;
+    let (kept_refs, remote_refs) = apply::refs(&git, repo, old, &refs_now).await?;
+    apply::config(repo, cancel, &old["config"], &new["config"]).await?;
     apply::state(&git, &repo.git_dir, &old["state"]).await?;
+    let note = remote_note(&remote_refs, &refs_now);
     record_after(store, repo, cancel, &before).await?;
     Ok(Restored {
         restore_point_id: before.id,
@@ -293,7 +362,37 @@ pub async fn restore_in(
         moved,
         files,
         kept_refs,
+        remote_refs,
+        note,
     })
+}
+
+/// What a restore says of the remote-tracking refs it left: the remote keeps what was
+/// pushed, and the ref stays as the remote has it.
+fn remote_note(remote_refs: &[String], now: &BTreeMap<String, Value>) -> Option<String> {
+    if remote_refs.is_empty() {
+        return None;
+    }
+    let refs: Vec<String> = remote_refs
+        .iter()
+        .map(|r| {
+            let at = now.get(r).and_then(Value::as_str).unwrap_or("(none)");
+            let short = r.strip_prefix("refs/remotes/").unwrap_or(r);
+            format!("{short} at {}", &at[..at.len().min(12)])
+        })
+        .collect();
+    Some(format!(
+        "The remote keeps the pushed commits: a restore changes only this repository. {} stays as the remote has it; to take the commits back there, propose a push back to the old tip.",
+        refs.join(", ")
+    ))
+}
+
+/// The configuration keys a point kept.
+fn config_keys(captured: &Value) -> Vec<String> {
+    captured["config"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The whole worktree of `point` as one tree (tracked and untracked files, what it left
@@ -301,10 +400,26 @@ pub async fn restore_in(
 /// its changes has the tree made now from the index tree and those changes, kept at the
 /// point's `tree` ref so that `git gc` cannot take it while a restore uses it.
 pub async fn whole_tree(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Oid>, OpError> {
+    Ok(whole(git, point).await?.map(|w| w.tree))
+}
+
+/// A point's whole worktree tree, the index tree it was made from, and the paths the
+/// point recorded as absent.
+pub struct Whole {
+    pub tree: Oid,
+    pub base: Option<Oid>,
+    pub removed: Vec<Vec<u8>>,
+}
+
+async fn whole(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Whole>, OpError> {
     let worktree = &point.captured["worktree"];
     let oid = |key: &str| worktree[key].as_str().and_then(Oid::parse);
     if let Some(tree) = oid("tree") {
-        return Ok(Some(tree));
+        return Ok(Some(Whole {
+            tree,
+            base: None,
+            removed: Vec::new(),
+        }));
     }
     let (Some(base), Some(changes)) = (oid("base"), oid("changes")) else {
         return Ok(None);
@@ -315,9 +430,12 @@ pub async fn whole_tree(git: &Git<'_>, point: &RestorePoint) -> Result<Option<Oi
         format!("gitward restore point {id}: whole worktree\n"),
     );
     let when = point.created_at.as_second();
-    worktree::whole_from_changes(git, &base, &changes, commit, when)
-        .await
-        .map(Some)
+    let (tree, removed) = worktree::whole_from_changes(git, &base, &changes, commit, when).await?;
+    Ok(Some(Whole {
+        tree,
+        base: Some(base),
+        removed,
+    }))
 }
 
 /// Deletes the restore points of `repo` that retention no longer keeps (refs, then the

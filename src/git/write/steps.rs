@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 
 use super::{GitWrite, OUTPUT_CAP, Ran, STOP_GRACE, WRITE_OVERRIDES};
-use crate::process::{Invocation, Program, RunError};
+use crate::process::{HeadTail, Invocation, Program, RunError};
 
 /// The write settings minus the two that would keep a push off the network.
 fn push_overrides() -> Vec<&'static str> {
@@ -79,12 +79,12 @@ impl GitWrite<'_> {
         if let Some(bytes) = stdin {
             inv = inv.stdin(bytes);
         }
-        let done = inv.capture(OUTPUT_CAP, self.cancel).await?;
+        let done = inv.stream(HeadTail::new(OUTPUT_CAP), self.cancel).await?;
         Ok(Ran {
             command,
             cwd: self.dir.to_owned(),
             code: done.code,
-            stdout: String::from_utf8_lossy(&done.sink.bytes)
+            stdout: String::from_utf8_lossy(&done.sink.text())
                 .trim_end()
                 .to_owned(),
             stderr: done.stderr_text(),
@@ -122,7 +122,22 @@ impl GitWrite<'_> {
 
     /// `git apply` of `patch` (read from stdin) to the worktree, or with `index` to the
     /// worktree and the index together (`--index`); with `check` nothing is applied.
+    ///
+    /// `--index` compares each touched file with its index entry by stat data alone, so a
+    /// file whose stat data went stale (touched, or checked out in the same second) reads
+    /// as "does not match index" although its bytes match. The index is first refreshed
+    /// as `git status` refreshes it (`update-index -q --unmerged --refresh`: stat data
+    /// brought up to date, nothing staged); a refresh git refuses is the outcome.
     pub async fn apply(&self, patch: Vec<u8>, index: bool, check: bool) -> Result<Ran, RunError> {
+        if index && !check {
+            let refresh = ["update-index", "-q", "--unmerged", "--refresh"];
+            let refreshed = self
+                .run_with(WRITE_OVERRIDES, refresh.map(str::to_owned).to_vec(), None)
+                .await?;
+            if !refreshed.ok() {
+                return Ok(refreshed);
+            }
+        }
         let mut argv = vec!["apply".to_owned()];
         if check {
             argv.push("--check".into());

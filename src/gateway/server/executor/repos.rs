@@ -92,6 +92,8 @@ pub(super) async fn take_points(
         let refs = o.intent.refs();
         let what = restore::Capture {
             refs: &refs,
+            paths: &[],
+            config: &[],
             preview_id: Some(preview_id),
             operation_type: Some(kind),
             caps,

@@ -95,6 +95,11 @@ pub async fn restore(
             Ok(axum::Json(body).into_response())
         }
         Err(RestoreError::NotFound(_)) => Err(ApiError::not_found()),
+        Err(RestoreError::Uncaptured { files }) => {
+            let message = outcome.1.err().unwrap_or_default();
+            let details = json!({"uncaptured": files});
+            Err(ApiError::new(ErrorCode::Conflict, message).with_details(details))
+        }
         Err(e) => Err(ApiError::internal(e.to_string())),
     }
 }

@@ -1,6 +1,5 @@
-//! Putting a restore point back: the worktree (only the paths that differ from the
-//! restore point taken just before, found by comparing the two worktree trees), the index
-//! file byte for byte, the refs (in one guarded transaction) and git's state files.
+//! Putting a restore point back: the index file byte for byte, the refs (in one guarded
+//! transaction) and git's state files; the worktree is [`super::put`]'s.
 //!
 //! Files are written raw from their blobs, as captured: no filter or line-ending
 //! conversion runs in either direction, so the bytes on disk come back exactly.
@@ -8,12 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::capture::{STATE_DIRS, STATE_FILES, zero};
 use super::files;
 use crate::git::update_ref::{self, Transaction};
-use crate::git::{Git, Oid, Repo, cat_file, diff_tree, objects, worktree};
+use crate::git::{Git, Oid, Repo, cat_file, objects, worktree};
 use crate::operation::OpError;
 use crate::parse::cat_file_batch::Answer;
 
@@ -45,7 +44,10 @@ async fn runs(git: &Git<'_>, oids: &[String]) -> Result<Vec<Vec<String>>, OpErro
 }
 
 /// The contents of `oids`, by id.
-async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>>, OpError> {
+pub(super) async fn blobs(
+    git: &Git<'_>,
+    oids: &[String],
+) -> Result<HashMap<String, Vec<u8>>, OpError> {
     let mut out = HashMap::new();
     if oids.is_empty() {
         return Ok(out);
@@ -77,57 +79,6 @@ async fn blobs(git: &Git<'_>, oids: &[String]) -> Result<HashMap<String, Vec<u8>
         }
     }
     Ok(out)
-}
-
-/// Makes the worktree at `top` match `target` (a worktree tree), given `current` (the
-/// tree just captured). Paths the target's point skipped are never removed.
-pub async fn worktree(
-    git: &Git<'_>,
-    top: &Path,
-    current: &str,
-    target: &str,
-    skipped: &BTreeSet<String>,
-) -> Result<Value, OpError> {
-    let entries = diff_tree::trees_raw(git, current, target).await?;
-    let wanted: Vec<String> = entries
-        .iter()
-        .filter(|(mode, _, status, _)| *status != b'D' && *mode != 0o160000)
-        .map(|(_, oid, _, _)| oid.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let contents = blobs(git, &wanted).await?;
-    let top = top.to_owned();
-    let skipped = skipped.clone();
-    // A restore must finish once started: no read deadline on the writes.
-    let result = tokio::task::spawn_blocking(move || {
-        let (mut written, mut removed, mut failed) = (0u64, 0u64, Vec::new());
-        for (mode, oid, status, path) in entries {
-            let done = match status {
-                b'D' if skipped.contains(&path) => continue,
-                b'D' => files::remove(&top, &path).map(|_| removed += 1),
-                _ if mode == 0o160000 => continue,
-                _ => match contents.get(&oid) {
-                    Some(bytes) => files::write(&top, &path, mode, bytes).map(|_| written += 1),
-                    None => Err(format!("{path}: object {oid} not fetched")),
-                },
-            };
-            if let Err(e) = done {
-                failed.push(e);
-            }
-        }
-        (written, removed, failed)
-    })
-    .await
-    .map_err(|e| OpError::Internal(format!("restoring files stopped: {e}")))?;
-    let (written, removed, failed) = result;
-    if !failed.is_empty() {
-        return Err(OpError::git(format!(
-            "could not restore every file: {}",
-            failed.join("; ")
-        )));
-    }
-    Ok(json!({"written": written, "removed": removed}))
 }
 
 /// Puts the index file back byte for byte (or removes it when there was none), with the
@@ -186,22 +137,30 @@ async fn checked_out_elsewhere(
 }
 
 /// Moves every captured ref back in one transaction guarded on the values just read
-/// (`now`), then HEAD. A ref that did not exist at capture is deleted — unless a
-/// worktree (one an operation added, say) has it checked out: that one is kept and
-/// returned, since deleting it would leave the worktree on a missing branch.
+/// (`now`), then HEAD; returns the refs kept and the remote-tracking refs left. A ref that
+/// did not exist at capture is deleted — unless a worktree (one an operation added, say)
+/// has it checked out: that one is kept, since deleting it would leave the worktree on a
+/// missing branch. A remote-tracking ref is never moved: it records what the remote has
+/// (a push's commits stay there), and winding it back would make git count pushed work
+/// as unpushed.
 pub async fn refs(
     git: &Git<'_>,
     repo: &Repo,
     captured: &Value,
     now: &BTreeMap<String, Value>,
-) -> Result<Vec<String>, OpError> {
+) -> Result<(Vec<String>, Vec<String>), OpError> {
     let zero = zero(repo.object_format);
     let busy = checked_out_elsewhere(git, repo.worktree.as_deref()).await?;
     let mut kept = Vec::new();
+    let mut remote = Vec::new();
     let mut tx = Transaction::new();
     if let Some(refs) = captured["refs"].as_object() {
         for (name, want) in refs {
             if !name.starts_with("refs/") || name.starts_with(super::REF_PREFIX) {
+                continue;
+            }
+            if name.starts_with(super::REMOTES) {
+                remote.push(name.clone());
                 continue;
             }
             let cur = now.get(name).and_then(Value::as_str);
@@ -237,7 +196,43 @@ pub async fn refs(
         }
         _ => {}
     }
-    Ok(kept)
+    Ok((kept, remote))
+}
+
+/// Puts back the configuration values a point kept (`{key: [value…]}`) where they differ
+/// from those just captured (`now`).
+pub async fn config(
+    repo: &Repo,
+    cancel: &tokio_util::sync::CancellationToken,
+    captured: &Value,
+    now: &Value,
+) -> Result<(), OpError> {
+    let Some(keys) = captured.as_object() else {
+        return Ok(());
+    };
+    let w = crate::git::write::GitWrite::new(&repo.path, cancel);
+    for (key, want) in keys {
+        if now.get(key) == Some(want) {
+            continue;
+        }
+        let values: Vec<String> = want
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        let ran = w
+            .config_replace(key, &values)
+            .await
+            .map_err(|e| OpError::git(e.to_string()))?;
+        if !ran.ok() {
+            return Err(OpError::git(format!(
+                "could not put back {key}: {}",
+                ran.stderr
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Puts git's state files back: those captured are written, any other present is removed.

@@ -154,6 +154,16 @@ fn state_files(git_dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The values of each configuration key in the repository's own file: `{key: [value…]}`.
+pub async fn config(git: &Git<'_>, keys: &[String]) -> Result<Value, OpError> {
+    let mut out = Map::new();
+    for key in keys {
+        let values = crate::git::gitconfig::local_values(git, key).await?;
+        out.insert(key.clone(), json!(values));
+    }
+    Ok(Value::Object(out))
+}
+
 /// HEAD and each named ref as found: `(head, {name: oid|null})`.
 pub async fn refs(
     git: &Git<'_>,
@@ -246,7 +256,7 @@ pub fn keep(
             None => {}
         }
     }
-    let mut changes: Vec<(String, Change)> = Vec::new();
+    let mut changes: Vec<(Vec<u8>, Change)> = Vec::new();
     let blob = |bytes| Change::Put {
         mode: MODE_FILE,
         content: Content::Bytes(bytes),
@@ -259,7 +269,7 @@ pub fn keep(
                     mode: MODE_FILE,
                     content,
                 };
-                changes.push(("index".to_owned(), entry));
+                changes.push((b"index".to_vec(), entry));
             }
             if let Some(tree) = &tree {
                 let content = Content::Object(tree.clone());
@@ -267,7 +277,7 @@ pub fn keep(
                     mode: MODE_TREE,
                     content,
                 };
-                changes.push(("index-tree".to_owned(), entry));
+                changes.push((b"index-tree".to_vec(), entry));
             }
             (Some(blob), tree)
         }
@@ -277,7 +287,7 @@ pub fn keep(
     changes.extend(
         state
             .into_iter()
-            .map(|(rel, bytes)| (format!("state/{rel}"), blob(bytes))),
+            .map(|(rel, bytes)| (format!("state/{rel}").into_bytes(), blob(bytes))),
     );
     let mut blobs = Vec::new();
     if !changes.is_empty() {

@@ -2,7 +2,9 @@
 //! there, without following a symlink anywhere on the way: a restore writes exactly the
 //! repository-relative path it captured, never somewhere a link now points.
 
+use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -11,10 +13,15 @@ pub const MODE_FILE: u32 = 0o100644;
 pub const MODE_EXEC: u32 = 0o100755;
 pub const MODE_LINK: u32 = 0o120000;
 
+/// `rel` (a repository path's bytes) as a relative path.
+pub fn rel_path(rel: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(rel))
+}
+
 /// `top/rel`, refused when `rel` could leave `top` or passes through a symlink or a
 /// non-directory on the way.
-fn inside(top: &Path, rel: &str) -> Result<PathBuf, String> {
-    let rel = Path::new(rel);
+fn inside(top: &Path, rel: &[u8]) -> Result<PathBuf, String> {
+    let rel = rel_path(rel);
     let mut path = top.to_owned();
     let parts: Vec<_> = rel.components().collect();
     for (i, c) in parts.iter().enumerate() {
@@ -43,12 +50,12 @@ fn inside(top: &Path, rel: &str) -> Result<PathBuf, String> {
 /// Writes `bytes` at `top/rel` with git mode `mode` (a symlink's bytes are its target),
 /// replacing whatever file or link is there. An existing regular file is rewritten in
 /// place (see [`overwrite`]); a new one is written to a temporary name and renamed.
-pub fn write(top: &Path, rel: &str, mode: u32, bytes: &[u8]) -> Result<(), String> {
+pub fn write(top: &Path, rel: &[u8], mode: u32, bytes: &[u8]) -> Result<(), String> {
     let path = inside(top, rel)?;
     let fail = |e: std::io::Error| format!("{}: {e}", path.display());
     let parent = path
         .parent()
-        .ok_or_else(|| format!("{rel} has no parent"))?;
+        .ok_or_else(|| format!("{} has no parent", rel_path(rel).display()))?;
     std::fs::create_dir_all(parent).map_err(fail)?;
     if let Ok(meta) = std::fs::symlink_metadata(&path) {
         if meta.is_dir() {
@@ -60,9 +67,8 @@ pub fn write(top: &Path, rel: &str, mode: u32, bytes: &[u8]) -> Result<(), Strin
         return Ok(());
     }
     if mode == MODE_LINK {
-        use std::os::unix::ffi::OsStrExt;
         let _ = std::fs::remove_file(&path);
-        return std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(bytes), &path).map_err(fail);
+        return std::os::unix::fs::symlink(OsStr::from_bytes(bytes), &path).map_err(fail);
     }
     let mut tmp = tempfile::Builder::new()
         .prefix(".gitward-restore-")
@@ -103,7 +109,7 @@ fn overwrite(path: &Path, mode: u32, bytes: &[u8]) -> std::io::Result<bool> {
 
 /// Removes the file or link at `top/rel` (absent is fine), then every directory above it
 /// that became empty, up to `top`.
-pub fn remove(top: &Path, rel: &str) -> Result<(), String> {
+pub fn remove(top: &Path, rel: &[u8]) -> Result<(), String> {
     let path = inside(top, rel)?;
     match std::fs::symlink_metadata(&path) {
         Ok(meta) if meta.is_dir() => return Ok(()),
@@ -167,15 +173,15 @@ mod tests {
         let top = dir.path();
         std::fs::create_dir(top.join("real")).unwrap();
         std::os::unix::fs::symlink("/tmp", top.join("link")).unwrap();
-        assert!(write(top, "link/x", MODE_FILE, b"x").is_err());
-        assert!(write(top, "../x", MODE_FILE, b"x").is_err());
-        assert!(write(top, "/etc/x", MODE_FILE, b"x").is_err());
-        assert!(write(top, ".git/config", MODE_FILE, b"x").is_err());
-        write(top, "real/a/b", MODE_EXEC, b"hi").unwrap();
+        assert!(write(top, b"link/x", MODE_FILE, b"x").is_err());
+        assert!(write(top, b"../x", MODE_FILE, b"x").is_err());
+        assert!(write(top, b"/etc/x", MODE_FILE, b"x").is_err());
+        assert!(write(top, b".git/config", MODE_FILE, b"x").is_err());
+        write(top, b"real/a/b", MODE_EXEC, b"hi").unwrap();
         assert_eq!(std::fs::read(top.join("real/a/b")).unwrap(), b"hi");
-        remove(top, "real/a/b").unwrap();
+        remove(top, b"real/a/b").unwrap();
         assert!(!top.join("real").exists());
-        write(top, "l", MODE_LINK, b"target").unwrap();
+        write(top, b"l", MODE_LINK, b"target").unwrap();
         assert_eq!(
             std::fs::read_link(top.join("l")).unwrap(),
             Path::new("target")

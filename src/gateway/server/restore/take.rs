@@ -11,7 +11,7 @@ use super::worktree::{self, Planned};
 use super::{Caps, RestoreError, Steps, delete_refs, new_id, ref_base};
 use crate::gateway::server::store::{RestorePoint, Store};
 use crate::git::fast_import::{Import, Written};
-use crate::git::{Git, Repo};
+use crate::git::{Git, Repo, path_text};
 use crate::operation::OpError;
 
 /// Takes a restore point of `repo` before a write that may move `refs`, and records it.
@@ -29,6 +29,8 @@ pub async fn take(
     let steps = Steps::default();
     let what = Capture {
         refs,
+        paths: &[],
+        config: &[],
         preview_id,
         operation_type,
         caps,
@@ -36,10 +38,15 @@ pub async fn take(
     take_timed(store, repo, cancel, &what, now, &steps).await
 }
 
-/// What [`take_timed`] captures: the refs the write may move, the proposal it is for, and
-/// the caps.
+/// What [`take_timed`] captures: the refs the write may move, the paths it will touch,
+/// the proposal it is for, and the caps.
 pub struct Capture<'a> {
     pub refs: &'a [String],
+    /// Repository paths the write touches (a patch's targets, a discard's paths): each is
+    /// captured whatever git's ignore rules say of it, present or recorded as absent.
+    pub paths: &'a [Vec<u8>],
+    /// Configuration keys the write may set: their values are kept and put back.
+    pub config: &'a [String],
     pub preview_id: Option<&'a str>,
     pub operation_type: Option<&'a str>,
     pub caps: &'a Caps,
@@ -86,6 +93,13 @@ pub async fn take_as(
         "state": null,
         "indexMtimeNs": index_mtime,
     });
+    if !what.config.is_empty() {
+        captured["config"] = capture::config(&git, what.config).await?;
+    }
+    if !what.paths.is_empty() {
+        let named: Vec<String> = what.paths.iter().map(|p| path_text::encode(p)).collect();
+        captured["touched"] = json!(named);
+    }
     // With a worktree, fast-import starts now and is handed the point's refs and objects
     // while the worktree is listed, leaving only the worktree commit for after it. Until
     // it finishes no ref moves: a failure before then leaves nothing behind.
@@ -224,7 +238,10 @@ async fn with_worktree(
         let kept = capture::keep(import, id, captured, Some(index), state?)?;
         Ok::<_, OpError>((kept, tree, copy))
     };
-    let (known, listed) = tokio::join!(known, worktree::changes(git, top, what.caps, steps));
+    let (known, listed) = tokio::join!(
+        known,
+        worktree::changes(git, top, what.caps, what.paths, steps)
+    );
     let (kept, tree, copy) = known?;
     let commit = (
         format!("{}worktree", ref_base(id)),

@@ -24,7 +24,7 @@ use super::{Caps, Steps};
 use crate::git::cat_file;
 use crate::git::fast_import::{Change, Content, Import, NewCommit};
 use crate::git::index_copy::{IndexCopy, IndexRead};
-use crate::git::{Git, Oid, Repo};
+use crate::git::{Git, Oid, Repo, path_text};
 use crate::git::{objects, on_copy};
 use crate::operation::OpError;
 use crate::operation::pins;
@@ -57,8 +57,9 @@ fn too_large(caps: &Caps) -> String {
     }
 }
 
-fn on_disk(top: &Path, rel: &str, caps: &Caps) -> OnDisk {
-    let path = top.join(rel.trim_end_matches('/'));
+fn on_disk(top: &Path, rel: &[u8], caps: &Caps) -> OnDisk {
+    let rel = rel.strip_suffix(b"/").unwrap_or(rel);
+    let path = top.join(std::ffi::OsStr::from_bytes(rel));
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
         return OnDisk::Missing;
     };
@@ -85,16 +86,22 @@ fn on_disk(top: &Path, rel: &str, caps: &Caps) -> OnDisk {
 
 /// A path that may differ between the worktree and the index.
 struct Candidate {
-    path: String,
+    /// The path's bytes, as git lists it (a name need not be UTF-8).
+    path: Vec<u8>,
     untracked: bool,
+    /// Named by the operation (a patch target, say) rather than listed by git: taken
+    /// whatever its ignore status, and a directory there is left alone.
+    named: bool,
     /// Its index entry (mode, object), when it has one.
     entry: Option<(u32, Oid)>,
 }
 
-/// The paths to store: what may differ between the worktree and the index. Only that side
-/// matters (the index is kept whole), so `diff-files` serves instead of a `status`, which
-/// would also compare HEAD with the index.
-async fn candidates(git: &Git<'_>) -> Result<Vec<Candidate>, OpError> {
+/// The paths to store: what may differ between the worktree and the index, and the paths
+/// the operation will touch (`named`) that git did not list — an ignored file a patch
+/// changes is captured like any other, and one absent is recorded as absent. Only the
+/// worktree side matters (the index is kept whole), so `diff-files` serves instead of a
+/// `status`, which would also compare HEAD with the index.
+async fn candidates(git: &Git<'_>, named: &[Vec<u8>]) -> Result<Vec<Candidate>, OpError> {
     let listed = crate::git::ls_files::worktree_changes(git, pins::MAX_CHANGES)
         .await?
         .filter(|l| l.len() <= pins::MAX_CHANGES)
@@ -104,14 +111,31 @@ async fn candidates(git: &Git<'_>) -> Result<Vec<Candidate>, OpError> {
                 pins::MAX_CHANGES
             ))
         })?;
-    Ok(listed
+    let mut out: Vec<Candidate> = listed
         .into_iter()
         .map(|c| Candidate {
-            path: String::from_utf8_lossy(&c.path).into_owned(),
+            path: c.path,
             untracked: c.untracked,
+            named: false,
             entry: c.entry,
         })
-        .collect())
+        .collect();
+    if named.is_empty() {
+        return Ok(out);
+    }
+    let seen: std::collections::HashSet<&[u8]> = out.iter().map(|c| c.path.as_slice()).collect();
+    let more: Vec<Candidate> = named
+        .iter()
+        .filter(|p| !seen.contains(p.as_slice()))
+        .map(|p| Candidate {
+            path: p.clone(),
+            untracked: true,
+            named: true,
+            entry: None,
+        })
+        .collect();
+    out.extend(more);
+    Ok(out)
 }
 
 /// A file or link to store, with its mode on disk.
@@ -126,7 +150,7 @@ struct Found {
 /// What [`changes`] found: paths gone from the worktree, files and links to store, and
 /// what was left out.
 pub struct Listed {
-    removed: Vec<String>,
+    removed: Vec<Vec<u8>>,
     found: Vec<Found>,
     pub skipped: Vec<Value>,
 }
@@ -137,9 +161,10 @@ pub async fn changes(
     git: &Git<'_>,
     top: &Path,
     caps: &Caps,
+    named: &[Vec<u8>],
     steps: &Steps,
 ) -> Result<Listed, OpError> {
-    let candidates = steps.time("list changes", candidates(git)).await?;
+    let candidates = steps.time("list changes", candidates(git, named)).await?;
     let (top_owned, caps_owned) = (top.to_owned(), caps.clone());
     let disk = steps
         .time(
@@ -167,7 +192,7 @@ pub async fn changes(
                 listed.removed.push(c.path);
                 continue;
             }
-            OnDisk::Dir if c.untracked => {
+            OnDisk::Dir if c.untracked && !c.named => {
                 listed.skip(c.path, "nested repository".into());
                 continue;
             }
@@ -192,8 +217,9 @@ pub async fn changes(
 impl Listed {
     /// Leaves `path` out of the point: listed as skipped, and removed from the tree so
     /// no stale entry stands for it.
-    fn skip(&mut self, path: String, reason: String) {
-        self.skipped.push(json!({"path": path, "reason": reason}));
+    fn skip(&mut self, path: Vec<u8>, reason: String) {
+        self.skipped
+            .push(json!({"path": path_text::encode(&path), "reason": reason}));
         self.removed.push(path);
     }
 
@@ -214,7 +240,8 @@ impl Listed {
                 .map(|mut f| {
                     let mut refused = None;
                     if f.bytes.is_none() {
-                        match crate::safe_file::read_in(&top, &f.candidate.path, cap) {
+                        let rel = std::ffi::OsStr::from_bytes(&f.candidate.path);
+                        match crate::safe_file::read_in(&top, rel, cap) {
                             Ok(bytes) => f.bytes = Some(bytes),
                             Err(why) => refused = Some(why),
                         }
@@ -351,28 +378,31 @@ pub async fn plan(
 /// Where the stored files and links sit in a worktree commit's tree.
 const STORED_DIR: &str = "worktree/";
 /// The blob of a worktree commit's tree that lists the removed paths, each ended by NUL.
-const REMOVED: &str = "removed";
+const REMOVED: &[u8] = b"removed";
 
 /// The entries of a worktree commit's tree: `puts` under [`STORED_DIR`], and `removed`
 /// in [`REMOVED`] when there are any.
 fn stored_changes(
-    removed: &mut Vec<String>,
-    puts: Vec<(String, u32, Content)>,
-) -> Vec<(String, Change)> {
-    let mut changes: Vec<(String, Change)> = puts
+    removed: &mut Vec<Vec<u8>>,
+    puts: Vec<(Vec<u8>, u32, Content)>,
+) -> Vec<(Vec<u8>, Change)> {
+    let mut changes: Vec<(Vec<u8>, Change)> = puts
         .into_iter()
-        .map(|(path, mode, content)| (format!("{STORED_DIR}{path}"), Change::Put { mode, content }))
+        .map(|(path, mode, content)| {
+            let stored = [STORED_DIR.as_bytes(), &path].concat();
+            (stored, Change::Put { mode, content })
+        })
         .collect();
     let removed = std::mem::take(removed);
     if !removed.is_empty() {
         let mut list = Vec::with_capacity(removed.iter().map(|p| p.len() + 1).sum());
         for path in removed {
-            list.extend_from_slice(path.as_bytes());
+            list.extend_from_slice(&path);
             list.push(0);
         }
         let content = Content::Bytes(list);
         changes.push((
-            REMOVED.to_owned(),
+            REMOVED.to_vec(),
             Change::Put {
                 mode: MODE_FILE,
                 content,
@@ -386,19 +416,20 @@ fn stored_changes(
 /// (the index tree and the worktree commit's tree): the index tree with the removed paths
 /// taken out and the stored files put in, written by fast-import as a commit at
 /// `ref_name` dated `when`. The same point always gives the same commit, so making it
-/// again (a restore that stopped halfway) finds the ref where it would put it.
+/// again (a restore that stopped halfway) finds the ref where it would put it. Returned
+/// with the removed paths, which the point recorded as absent.
 pub async fn whole_from_changes(
     git: &Git<'_>,
     base: &Oid,
     changes: &Oid,
     (ref_name, message): (String, String),
     when: i64,
-) -> Result<Oid, OpError> {
+) -> Result<(Oid, Vec<Vec<u8>>), OpError> {
     let entries = objects::tree_entries(git, changes, crate::git::DEFAULT_CAP * 4).await?;
     let mut removals = Vec::new();
     let mut puts = Vec::new();
     for e in entries {
-        if e.path == REMOVED.as_bytes() {
+        if e.path == REMOVED {
             let cap = crate::git::DEFAULT_CAP * 4;
             let blob = cat_file::objects(git, &[&e.oid], cap, cap).await?;
             match blob.into_iter().next() {
@@ -411,7 +442,7 @@ pub async fn whole_from_changes(
                 }
             }
         } else if let Some(path) = e.path.strip_prefix(STORED_DIR.as_bytes()) {
-            let path = String::from_utf8_lossy(path).into_owned();
+            let path = path.to_vec();
             let content = Content::Object(e.oid);
             puts.push((
                 path,
@@ -422,24 +453,28 @@ pub async fn whole_from_changes(
             ));
         }
     }
-    if removals.is_empty() && puts.is_empty() {
-        return Ok(base.clone());
+    let removed: Vec<Vec<u8>> = removals
+        .split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    if removed.is_empty() && puts.is_empty() {
+        return Ok((base.clone(), removed));
     }
     let mut commit = NewCommit {
         ref_name,
         message,
         root: Some(base.clone()),
-        changes: removals
-            .split(|b| *b == 0)
-            .filter(|p| !p.is_empty())
-            .map(|p| (String::from_utf8_lossy(p).into_owned(), Change::Remove))
+        changes: removed
+            .iter()
+            .map(|p| (p.clone(), Change::Remove))
             .collect(),
     };
     commit.changes.extend(puts);
     let mut import = Import::new(git, when, false);
     let marks = import.commit(commit);
     let written = import.finish().await?;
-    Ok(written.tree(marks.commit)?)
+    Ok((written.tree(marks.commit)?, removed))
 }
 
 impl Listed {
@@ -450,9 +485,9 @@ impl Listed {
         &mut self,
         git: &Git<'_>,
         caps: &Caps,
-    ) -> Result<Vec<(String, u32, Oid)>, OpError> {
+    ) -> Result<Vec<(Vec<u8>, u32, Oid)>, OpError> {
         let oids = store(git, &self.found).await?;
-        let mut puts: Vec<(String, u32, Oid)> = Vec::new();
+        let mut puts: Vec<(Vec<u8>, u32, Oid)> = Vec::new();
         for (f, oid) in std::mem::take(&mut self.found).into_iter().zip(oids) {
             // Listed for its stat data only: the index entry already holds these bytes.
             if f.candidate.entry.as_ref() == Some(&(f.mode, oid.clone())) {
@@ -471,24 +506,28 @@ impl Listed {
 
 /// `update-index -z --index-info` records that remove `removed` and put `puts` in place
 /// of every stage of their paths.
-fn index_info(repo: &Repo, removed: &[String], puts: &[(String, u32, Oid)]) -> Vec<u8> {
+fn index_info(repo: &Repo, removed: &[Vec<u8>], puts: &[(Vec<u8>, u32, Oid)]) -> Vec<u8> {
     let zero = zero(repo.object_format);
     let mut info = Vec::new();
     for p in removed.iter().chain(puts.iter().map(|(p, _, _)| p)) {
-        info.extend_from_slice(format!("0 {zero}\t{p}\0").as_bytes());
+        info.extend_from_slice(format!("0 {zero}\t").as_bytes());
+        info.extend_from_slice(p);
+        info.push(0);
     }
     for (p, mode, oid) in puts {
-        info.extend_from_slice(format!("{mode:o} {oid}\t{p}\0").as_bytes());
+        info.extend_from_slice(format!("{mode:o} {oid}\t").as_bytes());
+        info.extend_from_slice(p);
+        info.push(0);
     }
     info
 }
 
 /// Stores each file's bytes (one process for all) and each link's target, in order.
 async fn store(git: &Git<'_>, found: &[Found]) -> Result<Vec<Oid>, OpError> {
-    let names: Vec<&str> = found
+    let names: Vec<&[u8]> = found
         .iter()
         .filter(|f| f.mode != MODE_LINK)
-        .map(|f| f.candidate.path.as_str())
+        .map(|f| f.candidate.path.as_slice())
         .collect();
     let mut files = objects::store_files(git, &names).await?.into_iter();
     let mut out = Vec::with_capacity(found.len());

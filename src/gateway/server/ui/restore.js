@@ -5,7 +5,7 @@
 import * as api from './api.js';
 import { h, basename, shortOid, timeEl } from './dom.js';
 
-const LOCAL_ONLY = 'this puts back the local refs a push moved (its remote-tracking ref); the remote keeps the push. To undo it there, propose a push back to the old tip from the push in History.';
+const LOCAL_ONLY = 'the remote keeps the push, and its remote-tracking ref stays as the remote has it; this puts back the upstream setting the push made. To undo it there, propose a push back to the old tip from the push in History.';
 
 export class RestoreView {
   constructor({ list, empty, select, refresh, toast }) {
@@ -117,7 +117,8 @@ export function restoreControls({ id, repoPath, restorable, toast, note }) {
         h('code', { data: { role: 'new-restore-point' }, text: done.restorePointId || '' }), '.',
         kept.length ? h('span', { class: 'kept', data: { role: 'kept-refs' } },
           ' Kept ', kept.map((r, i) => [i ? ', ' : '', h('code', { text: r })]),
-          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : '');
+          ': still checked out in another worktree (remove that worktree with git worktree remove, then the branch).') : '',
+        done.note ? h('span', { class: 'note', data: { role: 'restore-note-done' }, text: ` ${done.note}` }) : '');
       toast(`Restored ${basename(repoPath)} to ${id}`, 'ok');
     } catch (e) {
       const details = e.status === 409 && e.details ? e.details : null;
