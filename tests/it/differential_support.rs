@@ -275,7 +275,6 @@ fn shown_lines(bytes: &[u8], side: &Path) -> String {
 }
 
 /// Panics with every name whose content differs between `a` and `b`.
-#[allow(dead_code)]
 pub fn assert_same(what: &str, a: &Picture, b: &Picture) {
     if let Some(found) = differences(what, a, b) {
         panic!("{found}");

@@ -81,6 +81,8 @@ mod ref_file;
 mod repo_history;
 mod repo_refs;
 mod repo_status;
+mod restore_property;
+mod restore_state;
 mod scaffold;
 mod semantic;
 mod semantic_engine;
