@@ -157,7 +157,11 @@ fn picked(_: &Fixture, template: &Path, shape: Shape) -> std::path::PathBuf {
 
 /// Runs every op of `ops` on `shape` through one gateway; panics listing every difference.
 pub fn suite(shape: &str, ops: &[&Op]) {
-    let shape = *SHAPES.iter().find(|s| s.name == shape).unwrap();
+    run_all(*SHAPES.iter().find(|s| s.name == shape).unwrap(), ops);
+}
+
+/// [`suite`] of a shape of its own.
+pub fn run_all(shape: Shape, ops: &[&Op]) {
     let fx = Fixture::new();
     let gw = gateway(&fx);
     let failures: Vec<String> = ops

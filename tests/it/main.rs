@@ -19,6 +19,7 @@ mod common;
 mod conflict;
 mod diff_text;
 mod differential;
+mod differential_edges;
 mod differential_fixtures;
 mod differential_ops;
 mod differential_support;
