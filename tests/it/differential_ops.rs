@@ -40,8 +40,11 @@ fn all(fx: &Fixture, dir: &Path, commands: &[&[&str]]) -> bool {
 pub const PATCH: &str = "diff --git a/p.txt b/p.txt\n--- a/p.txt\n+++ b/p.txt\n@@ -1 +1,2 @@\n patch me\n+patched\n\
 diff --git a/dir1/new.txt b/dir1/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/dir1/new.txt\n@@ -0,0 +1 @@\n+fresh\n";
 
+/// `git apply [--index]`; to the index after a refresh, as `git status` would make one
+/// (stale stat data alone must not make `--index` refuse a file whose bytes match).
 fn apply(fx: &Fixture, c: &Ctx, index: bool) -> bool {
     let args: &[&str] = if index {
+        let _ = git_out(fx, &c.repo, &["update-index", "-q", "--refresh"], None);
         &["apply", "--index", "-"]
     } else {
         &["apply", "-"]
@@ -260,13 +263,21 @@ pub const VARIANTS: &[Op] = &[
         kind: "merge",
         dirty: false,
         fields: |c| json!({"sourceRef": "side", "targetRef": c.branch, "strategy": "rebase"}),
-        // Replays side's commits on main (detached, side stays), then main takes them.
+        // Replays side's commits on main (detached, so side stays), then main checked out
+        // again takes them by a fast-forward.
         git: |fx, c| {
             let b = c.branch.as_str();
+            let side = git_out(fx, &c.repo, &["rev-parse", "side"], None);
+            let side = String::from_utf8_lossy(&side.stdout).trim().to_owned();
+            if !all(fx, &c.repo, &[&["rebase", "-q", b, &side]]) {
+                return false;
+            }
+            let tip = git_out(fx, &c.repo, &["rev-parse", "HEAD"], None);
+            let tip = String::from_utf8_lossy(&tip.stdout).trim().to_owned();
             all(
                 fx,
                 &c.repo,
-                &[&["rebase", "-q", b, "side^0"], &["checkout", "-q", "-B", b]],
+                &[&["checkout", "-q", b], &["merge", "-q", "--ff-only", &tip]],
             )
         },
     },

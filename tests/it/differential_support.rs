@@ -196,7 +196,8 @@ pub fn picture(fx: &Fixture, side: &Path, mode: Mode) -> Picture {
                 out.insert(key, format!("{perm:o} {}", shown(&bytes, side)));
             }
         }
-        if empty && git_inner(dir.strip_prefix(side).unwrap()).is_none() {
+        // Row "empty directories" of the table: a restore, like git, leaves none behind.
+        if empty && mode == Mode::Git && git_inner(dir.strip_prefix(side).unwrap()).is_none() {
             let rel = dir.strip_prefix(side).unwrap().as_os_str().as_bytes();
             out.insert(format!("{}/", rel.escape_ascii()), "empty dir".into());
         }
