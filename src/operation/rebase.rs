@@ -233,12 +233,13 @@ impl Operation for Rebase {
         let top = ctx.repo.require_worktree()?;
         let onto = oid_of(pins, "ontoOid")?;
         let w = GitWrite::new(top, ctx.cancel);
+        let before = preview::in_progress(&ctx.repo.git_dir);
         let ran = w
             .rebase_onto(&onto, f.branch())
             .await
             .map_err(|e| OpError::git(e.to_string()))?;
         if !ran.ok() {
-            return Err(preview::stopped(ctx, &w, &ran.combined()).await);
+            return Err(preview::stopped(ctx, &w, &ran.combined(), before).await);
         }
         let git = Git::new(ctx.repo, ctx.cancel);
         let tip = git
