@@ -234,6 +234,7 @@ impl Operation for Rebase {
         let top = ctx.repo.require_worktree()?;
         let onto = oid_of(pins, "ontoOid")?;
         let w = GitWrite::new(top, ctx.cancel);
+        let before = preview::in_progress(&ctx.repo.git_dir);
         // `ontoRef` as the user named it, revalidated against `onto` under the repository
         // lock just before (the intent check after the write holds the result to it): the
         // `pre-rebase` hook gets the upstream as git passes it, and the reflog reads
@@ -245,7 +246,7 @@ impl Operation for Rebase {
         if !ran.ok() {
             // Stopped at a conflict, not yet aborted: git is mid-rebase.
             super::crash::point(super::crash::MID_WRITE);
-            return Err(preview::stopped(ctx, &w, &ran.combined()).await);
+            return Err(preview::stopped(ctx, &w, &ran.combined(), before).await);
         }
         let git = Git::new(ctx.repo, ctx.cancel);
         let tip = git

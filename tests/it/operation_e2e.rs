@@ -27,6 +27,11 @@ pub struct Gateway {
 
 impl Gateway {
     pub fn start(fx: &Fixture, args: &[&str]) -> Gateway {
+        Gateway::start_with_env(fx, args, &[])
+    }
+
+    /// [`Gateway::start`] with `env` added to the fixture's environment.
+    pub fn start_with_env(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> Gateway {
         let root = fx.root().display().to_string();
         let mut cmd = Command::new(gitward_bin());
         cmd.args([
@@ -46,6 +51,7 @@ impl Gateway {
         for (k, v) in fx.env() {
             cmd.env(k, v);
         }
+        cmd.envs(env.iter().copied());
         let mut child = cmd.spawn().expect("the gateway starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())

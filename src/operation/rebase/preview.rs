@@ -91,13 +91,19 @@ pub(super) async fn card(ctx: Ctx<'_>, f: &RebaseFields, pins: &Pins) -> Result<
     }))
 }
 
+/// Whether git holds a rebase in progress in `git_dir`.
+pub(super) fn in_progress(git_dir: &std::path::Path) -> bool {
+    git_dir.join("rebase-merge").is_dir() || git_dir.join("rebase-apply").is_dir()
+}
+
 /// A rebase that exited non-zero. When git stopped mid-rebase (a conflict), the rebase is
 /// aborted and the error names the commit and the conflicting paths; otherwise git's own
-/// refusal is reported (a dirty worktree, a rebase already in progress, …).
-pub(super) async fn stopped(ctx: Ctx<'_>, w: &GitWrite<'_>, output: &str) -> OpError {
+/// refusal is reported (a dirty worktree, a rebase already in progress, …). `before`:
+/// a rebase was in progress before ours ran; git refused to start over it, and that
+/// rebase is the person's, so it is never aborted.
+pub(super) async fn stopped(ctx: Ctx<'_>, w: &GitWrite<'_>, output: &str, before: bool) -> OpError {
     let dir = &ctx.repo.git_dir;
-    let in_progress = dir.join("rebase-merge").is_dir() || dir.join("rebase-apply").is_dir();
-    if !in_progress {
+    if before || !in_progress(dir) {
         return OpError::git(output.trim().to_owned());
     }
     let git = Git::new(ctx.repo, ctx.cancel);

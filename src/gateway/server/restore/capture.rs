@@ -38,6 +38,9 @@ pub const STATE_FILES: &[&str] = &[
     "SQUASH_MSG",
     "CHERRY_PICK_HEAD",
     "REVERT_HEAD",
+    // The commit a stopped rebase stopped on; `git status` and `--show-current-patch`
+    // read it, and git keeps it beside `rebase-merge/`, not inside.
+    "REBASE_HEAD",
     "BISECT_LOG",
     "BISECT_START",
     "BISECT_TERMS",
