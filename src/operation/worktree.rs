@@ -246,7 +246,11 @@ impl Operation for Worktree {
             .ok_or_else(|| OpError::Internal("no path pinned".into()))?;
         let new = pins.0["branch"].is_null();
         let w = GitWrite::new(&ctx.repo.path, ctx.cancel);
-        let start = new.then(|| pins.0["startOid"].as_str().unwrap_or_default());
+        // A new branch starts at HEAD, named as such (HEAD was revalidated against the
+        // pinned `startOid` just before, and the intent check after the write holds the
+        // branch to it), so its reflog reads `branch: Created from HEAD`, as after the same
+        // `git worktree add -b` typed by hand.
+        let start = new.then_some("HEAD");
         checked(w.worktree_add(path, &f.branch, start).await)?;
         let mut out = Fields::new();
         out.insert("worktreePath".into(), json!(path));
