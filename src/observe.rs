@@ -30,6 +30,9 @@ pub struct CallEvent<'a> {
     pub error_code: Option<i64>,
     pub duration: Duration,
     pub client: &'a ClientInfo,
+    /// Which of the server's conversations made the call: `None` for the process's own
+    /// (stdio, the CLI); an HTTP session, or an HTTP client without one, otherwise.
+    pub conversation: Option<&'a str>,
 }
 
 /// Resolves once an observer has kept what it must keep of a call (the audit entry is in

@@ -98,7 +98,7 @@ fn check_summary(summary: &Value) {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(
-        tools.contains(&"repo.status") && tools.contains(&"explore"),
+        tools.contains(&"repo_status") && tools.contains(&"explore"),
         "{summary}"
     );
     assert!(

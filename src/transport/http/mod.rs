@@ -17,6 +17,7 @@
 pub mod capability;
 mod post;
 pub mod scope;
+mod session_id;
 mod sessions;
 mod stream;
 
@@ -74,7 +75,7 @@ pub async fn serve(
     let observers: Observers = observers.into();
     let app = Arc::new(App {
         scopes: Scopes::new(&config, options.specs),
-        sessions: Sessions::new(observers, shutdown.clone()),
+        sessions: Sessions::new(observers, shutdown.clone(), config.run_dir.as_deref()),
         inflight: Inflight::new(),
         port,
         require_capability: options.require_capability,
@@ -185,9 +186,14 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
 
 /// An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect.
 fn refuse(status: StatusCode, message: &str) -> Response {
+    refuse_id(&serde_json::Value::Null, status, message)
+}
+
+/// [`refuse`] of a request whose id could be read: the body answers that id.
+fn refuse_id(id: &serde_json::Value, status: StatusCode, message: &str) -> Response {
     let body = json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": { "code": -32000, "message": message },
     });
     let mut response = (status, axum::Json(body)).into_response();
