@@ -52,6 +52,7 @@ mod http_interop;
 mod instructions;
 mod interop;
 mod interop_ts;
+mod interop_v2;
 mod list_size;
 mod load;
 mod op_branch_delete;
