@@ -50,6 +50,7 @@ pub mod operation;
 pub mod parse;
 pub mod presence;
 pub mod process;
+pub mod progress;
 pub mod registry;
 pub mod safe_file;
 pub mod semantic;

@@ -22,7 +22,7 @@ use crate::config::{Config, vars};
 
 pub use ledger::{Entry, Ledger};
 pub use signing::{AuditSigner, verify_audit_event_signature};
-pub use verify::{VerifyReport, verify_audit_ledger};
+pub use verify::{VerifyReport, verify_audit_ledger, verify_audit_ledger_watched};
 
 /// Where and how to write the ledger.
 #[derive(Debug, Clone)]

@@ -18,6 +18,7 @@ use super::ledger::{
 };
 use super::signing::{SignatureProblem, verify_audit_event_signature};
 use super::{breaks, strict};
+use crate::progress::Progress;
 
 /// Counters only: a verification report never repeats ledger content.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -83,6 +84,16 @@ pub fn verify_audit_ledger(
     keys: &[VerifyingKey],
     require_signed: bool,
 ) -> Result<VerifyReport, VerifyError> {
+    verify_audit_ledger_watched(path, keys, require_signed, &Progress::none())
+}
+
+/// [`verify_audit_ledger`], telling `progress` how many of the ledger's bytes are checked.
+pub fn verify_audit_ledger_watched(
+    path: &Path,
+    keys: &[VerifyingKey],
+    require_signed: bool,
+    progress: &Progress,
+) -> Result<VerifyReport, VerifyError> {
     let mut segments: Vec<PathBuf> = (1..=RETAINED)
         .rev()
         .map(|n| rotated_path(path, n))
@@ -109,6 +120,15 @@ pub fn verify_audit_ledger(
         seen_segments: HashSet::new(),
         chain_started: false,
         pending: None,
+        checked: Checked {
+            progress: progress.clone(),
+            total: segments
+                .iter()
+                .filter_map(|s| s.metadata().ok())
+                .map(|m| m.len())
+                .sum(),
+            ..Checked::default()
+        },
     };
     let count = segments.len();
     for (i, segment) in segments.iter().enumerate() {
@@ -161,6 +181,32 @@ struct Verifier<'k> {
     /// A segment ended in invalid bytes: the next segment must open with a checkpoint
     /// that records exactly them.
     pending: Option<Pending>,
+    checked: Checked,
+}
+
+/// The ledger's bytes checked so far, reported every [`Checked::STEP`] bytes.
+#[derive(Default)]
+struct Checked {
+    progress: Progress,
+    done: u64,
+    reported: u64,
+    total: u64,
+}
+
+impl Checked {
+    const STEP: u64 = 1 << 20;
+
+    fn add(&mut self, n: u64) {
+        self.done += n;
+        if self.done - self.reported >= Self::STEP || self.done == self.total {
+            self.reported = self.done;
+            let (done, total) = (self.done, self.total.max(self.done));
+            let mib = |b: u64| b as f64 / f64::from(1 << 20);
+            self.progress.report(done, Some(total), || {
+                format!("verify-audit: {:.1} of {:.1} MiB", mib(done), mib(total))
+            });
+        }
+    }
 }
 
 struct Pending {
@@ -215,6 +261,7 @@ impl Verifier<'_> {
                 break;
             }
             offset += n as u64;
+            self.checked.add(n as u64);
         }
         if line_no == 0 && !is_active {
             return Err((None, "rotated segment is empty".into()));

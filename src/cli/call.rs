@@ -60,14 +60,18 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
         name: Some("gitward-cli".into()),
         version: Some(env!("CARGO_PKG_VERSION").into()),
     };
+    // On a terminal, the call's progress as a line on stderr; stdout is the same either way.
+    let progress = super::progress_line::on_stderr();
     let ctx = CallCtx {
         config: Arc::clone(&config),
         cancel: CancellationToken::new(),
         client: client.clone(),
+        progress: progress.clone(),
     };
     let started = std::time::Instant::now();
     let runtime = runtime();
     let outcome = runtime.block_on(transport::run_tool(ctx, name, args.clone()));
+    progress.close();
     if let Some(recorder) = &recorder {
         let unknown;
         let found = tools::find(&config, name);

@@ -12,6 +12,7 @@ mod human;
 mod keygen;
 mod options;
 mod pending;
+mod progress_line;
 mod reject;
 mod restore;
 mod serve;

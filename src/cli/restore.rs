@@ -93,6 +93,9 @@ impl RestoreArgs {
         if let Some(shown) = shown {
             body["moved"] = shown.clone();
         }
+        // The gateway restores while we wait: a turning line on a terminal says so, and
+        // is cleared before anything else is printed.
+        let _line = super::progress_line::spinner(format!("restoring {}", self.id));
         api.post(&path, &body)
     }
 

@@ -51,8 +51,12 @@ fn verify(
     require_signed: bool,
     require_unbroken: bool,
 ) -> ExitCode {
+    // On a terminal, how much of the ledger is checked, as a line on stderr.
+    let progress = super::progress_line::on_stderr();
+    let verified = audit::verify_audit_ledger_watched(path, keys, require_signed, &progress);
+    progress.close();
     let mut out = std::io::stdout().lock();
-    let verified = audit::verify_audit_ledger(path, keys, require_signed).and_then(|report| {
+    let verified = verified.and_then(|report| {
         if report.breaks == 0 {
             return Ok(report);
         }

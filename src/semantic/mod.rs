@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 
 use crate::git::diff::{DiffQuery, Sides};
 use crate::git::{Git, GitError, Repo, RepoRelPath};
+use crate::progress::Progress;
 pub use answer::{Answer, FileAnswer};
 
 /// The engine's name in answers.
@@ -101,6 +102,16 @@ pub fn retain_cached(keep: impl Fn(&str) -> bool) {
 
 /// Runs the engine on one comparison.
 pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer, GitError> {
+    run_watched(git, repo, query, &Progress::none()).await
+}
+
+/// [`run`], telling `progress` how many of the changed files are answered.
+pub async fn run_watched(
+    git: &Git<'_>,
+    repo: &Repo,
+    query: Query<'_>,
+    progress: &Progress,
+) -> Result<Answer, GitError> {
     let deadline = Instant::now() + CALL_BUDGET;
     let diff = DiffQuery {
         sides: query.sides,
@@ -137,7 +148,7 @@ pub async fn run(git: &Git<'_>, repo: &Repo, query: Query<'_>) -> Result<Answer,
     let plan = plan::Plan::new(files);
     let fetched = source::blobs(&git, &plan.to_fetch()).await?;
     let (files, spent) = plan
-        .finish(fetched, worktree, deadline)
+        .finish(fetched, worktree, deadline, progress)
         .await
         .map_err(|_| GitError::Internal("the semantic engine stopped".into()))?;
     Ok(Answer {

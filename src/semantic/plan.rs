@@ -17,6 +17,7 @@ use super::parse::{self, ParseFailure};
 use super::patch::FileDiff;
 use super::source::{self, Side};
 use super::{CALL_BUDGET, PARSE_BUDGET};
+use crate::progress::{Counter, Progress};
 
 /// Where one side's tree comes from.
 enum From {
@@ -76,6 +77,7 @@ impl Plan {
         mut fetched: HashMap<String, Side>,
         worktree: Option<PathBuf>,
         deadline: Instant,
+        progress: &Progress,
     ) -> Result<(Vec<FileAnswer>, bool), tokio::task::JoinError> {
         let mut uses: HashMap<String, usize> = HashMap::new();
         for (_, step) in &self.steps {
@@ -108,7 +110,11 @@ impl Plan {
                 Mutex::new(Some((diff, step)))
             })
             .collect();
+        let done = Counter::start(progress, jobs.len() as u64, |done, total| {
+            format!("semantic diff: {done} of {total} files")
+        });
         let work = Arc::new(Work {
+            done,
             answers: jobs.iter().map(|_| Mutex::new(None)).collect(),
             jobs,
             next: AtomicUsize::new(0),
@@ -150,6 +156,8 @@ struct Work {
     /// The next job a worker takes.
     next: AtomicUsize,
     sources: Sources,
+    /// Files answered so far, for whoever watches the call.
+    done: Counter,
 }
 
 impl Work {
@@ -166,6 +174,7 @@ impl Work {
             if let Ok(mut slot) = slot.lock() {
                 *slot = Some(answer);
             }
+            self.done.tick();
         }
     }
 }

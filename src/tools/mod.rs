@@ -34,6 +34,7 @@ use crate::config::{Config, Toolset};
 use crate::error::ToolError;
 use crate::model::tool_name::{self, Style};
 use crate::process::CancellationToken;
+pub use crate::progress::Progress;
 
 pub use crate::observe::ClientInfo;
 
@@ -44,6 +45,9 @@ pub struct CallCtx {
     /// Fires when the client cancels the request; running git processes are killed.
     pub cancel: CancellationToken,
     pub client: ClientInfo,
+    /// How far the call has come, for a client that asked or a terminal; a no-op when
+    /// nobody watches.
+    pub progress: Progress,
 }
 
 /// The behaviour hints MCP hosts read. They describe effects, they do not authorize.

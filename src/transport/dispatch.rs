@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
+use super::outgoing::{self, Outgoing, RequestChannel};
 use super::protocol::{self, Version, meta};
 use super::reply::{CallReply, Reply};
 use crate::config::Config;
@@ -216,15 +217,18 @@ impl Handler {
         }
     }
 
-    /// Answers one request; `None` when the client cancelled it.
+    /// Answers one request; `None` when the client cancelled it. What the request tells
+    /// its client before the answer (progress) is queued on `outgoing`, when given.
     pub async fn request(
         &self,
         id: Id,
         method: String,
         params: Map<String, Value>,
+        outgoing: Option<Outgoing>,
     ) -> Option<Reply> {
         let cancel = self.shutdown.child_token();
-        self.request_with(id, method, params, cancel).await
+        self.request_with(id, method, params, cancel, outgoing)
+            .await
     }
 
     /// [`Handler::request`] under a token the transport also holds: HTTP cancels it when
@@ -235,13 +239,19 @@ impl Handler {
         method: String,
         params: Map<String, Value>,
         cancel: CancellationToken,
+        outgoing: Option<Outgoing>,
     ) -> Option<Reply> {
         let key = id.to_string();
         self.inflight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(key.clone(), cancel.clone());
-        let reply = self.dispatch(id, &method, params, cancel.clone()).await;
+        let channel = RequestChannel::new(outgoing);
+        let reply = self
+            .dispatch(id, &method, params, cancel.clone(), &channel)
+            .await;
+        // Before the answer is queued: nothing about this request may follow it.
+        channel.close();
         self.inflight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -335,6 +345,7 @@ impl Handler {
         method: &str,
         params: Map<String, Value>,
         cancel: CancellationToken,
+        channel: &RequestChannel,
     ) -> Option<Reply> {
         let era = match self.era(&id, method, &params) {
             Ok(era) => era,
@@ -368,7 +379,7 @@ impl Handler {
                 result
             }
             "tools/call" => {
-                return Some(match self.call(id, &params, &era, cancel).await {
+                return Some(match self.call(id, &params, &era, cancel, channel).await {
                     Ok(call) => Reply::Call(call),
                     Err(reply) => reply.into(),
                 });
@@ -414,6 +425,7 @@ impl Handler {
         params: &Map<String, Value>,
         era: &Era,
         cancel: CancellationToken,
+        channel: &RequestChannel,
     ) -> Result<CallReply, Value> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(invalid_params(
@@ -424,12 +436,16 @@ impl Handler {
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
         let conversation = self.conversation.key(&era.client);
         let started = Instant::now();
+        let progress = outgoing::progress(params, era.version, channel, &cancel);
         let ctx = CallCtx {
             config: Arc::clone(&self.config),
             cancel,
             client: era.client.clone(),
+            progress: progress.clone(),
         };
-        let Some(outcome) = run_tool(ctx, name, args.clone()).await else {
+        let outcome = run_tool(ctx, name, args.clone()).await;
+        progress.close();
+        let Some(outcome) = outcome else {
             let data = unknown_tool(&self.config, name);
             let payload =
                 RawValue::from_string(tools::compact(&data)).unwrap_or_else(|_| raw_null());

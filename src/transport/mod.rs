@@ -8,6 +8,7 @@ pub mod http;
 pub mod instructions;
 pub mod jsonrpc;
 pub mod opening;
+pub mod outgoing;
 pub mod protocol;
 pub mod reply;
 pub mod server;

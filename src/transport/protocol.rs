@@ -65,6 +65,11 @@ impl Version {
         self >= Version::V2025_06_18
     }
 
+    /// A progress notification's `message` arrived in 2025-03-26.
+    pub fn has_progress_message(self) -> bool {
+        self >= Version::V2025_03_26
+    }
+
     pub fn supported() -> Vec<&'static str> {
         Version::ALL.iter().map(|v| v.as_str()).collect()
     }

@@ -1,4 +1,6 @@
 //! The stdio server loop: read frames, dispatch requests concurrently, write responses.
+//! A request's notifications (progress) share the writer's queue, so each is written
+//! before that request's answer.
 //!
 //! Each request runs in its own task with its own cancellation token, so a slow git call
 //! never delays a `ping`, and `notifications/cancelled` kills the git process of the
@@ -105,6 +107,8 @@ impl Server {
         shutdown: CancellationToken,
     ) -> std::io::Result<()> {
         // Each line leaves room for its newline, so the writer never copies an answer.
+        // A request's notifications go through the same queue, ahead of its answer.
+        let outgoing = tx.clone();
         let send = move |reply: Reply| {
             let _ = tx.send(reply.into_bytes(1));
         };
@@ -162,9 +166,11 @@ impl Server {
                         };
                         let handler = Arc::clone(&handler);
                         let send = send.clone();
+                        let outgoing = outgoing.clone();
                         tasks.spawn(async move {
                             let _admitted = admitted;
-                            if let Some(reply) = handler.request(id, method, params).await {
+                            let answered = handler.request(id, method, params, Some(outgoing));
+                            if let Some(reply) = answered.await {
                                 send(reply);
                             }
                         });

@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::git::write::{GitWrite, Ran, Write};
 use crate::git::{Git, Repo, head, refs, repo, worktree_state};
 use crate::process::CancellationToken;
+use crate::progress::Progress;
 use crate::specs::openspec;
 use crate::specs::target::{Mode, Owner, Target};
 
@@ -27,6 +28,34 @@ pub(super) struct Archived<'a> {
     pub deltas: &'a [String],
     /// The commit message, already checked.
     pub message: &'a str,
+    /// Told each step as it is done.
+    pub progress: &'a Progress,
+}
+
+/// The steps of a confirmed archive, in order, for its progress: OpenSpec's archive, its
+/// spec sync and the metadata, then the commit, and for a linked worktree the merge into
+/// main, the worktree's removal and the branch's deletion.
+fn total_steps(target: &Target) -> u64 {
+    if target.worktree_mode == Mode::Main {
+        4
+    } else {
+        7
+    }
+}
+
+/// The archive is starting: nothing is done yet.
+pub(super) fn started(progress: &Progress, target: &Target) {
+    progress.report(0, Some(total_steps(target)), || {
+        "archive-change: archiving with OpenSpec".into()
+    });
+}
+
+/// The `n`th step (`step`) of the archive is done.
+fn reached(archived: &Archived<'_>, n: u64, step: Step) {
+    let total = total_steps(archived.target);
+    archived.progress.report(n, Some(total), || {
+        format!("archive-change: {} done", step.name())
+    });
 }
 
 /// Runs every git step and returns the `finalization` state.
@@ -56,8 +85,10 @@ pub(super) async fn finalize(
 
 async fn run_steps(f: &mut Finalizer<'_>, archived: &Archived<'_>) -> Result<(), Failure> {
     let ws = archived.target.path().to_owned();
+    reached(archived, 3, Step::ArchiveMetadata);
     commit(f, archived, &ws).await?;
     f.completed.push(Step::Commit);
+    reached(archived, 4, Step::Commit);
     if archived.target.worktree_mode == Mode::Main {
         return Ok(());
     }
@@ -67,10 +98,13 @@ async fn run_steps(f: &mut Finalizer<'_>, archived: &Archived<'_>) -> Result<(),
     merge_to_main(f, &main, &ws, &branch).await?;
     f.outcome("fast-forward");
     f.completed.push(Step::MergeToMain);
+    reached(archived, 5, Step::MergeToMain);
     worktree_remove(f, &main, &ws).await?;
     f.completed.push(Step::WorktreeRemove);
+    reached(archived, 6, Step::WorktreeRemove);
     branch_delete(f, &main, &branch).await?;
     f.completed.push(Step::BranchDelete);
+    reached(archived, 7, Step::BranchDelete);
     Ok(())
 }
 

@@ -35,11 +35,14 @@ use super::{SpecError, metadata, openspec, tasks};
 use crate::config::Config;
 use crate::git::{Git, GitError, RepoRelPath, repo, worktree_state};
 use crate::process::CancellationToken;
+use crate::progress::Progress;
 
 pub struct Request {
     pub change: String,
     pub confirm: bool,
     pub commit_message: Option<String>,
+    /// Told each step of a confirmed archive as it is done.
+    pub progress: Progress,
 }
 
 /// A commit subject `type(scope): summary`, scope required.
@@ -210,7 +213,16 @@ pub async fn run(
         );
     }
     let message = req.commit_message.as_deref().unwrap_or_default();
-    archive_and_finish(config, owner, &report, &facts, message, cancel).await
+    archive_and_finish(
+        config,
+        owner,
+        &report,
+        &facts,
+        message,
+        &req.progress,
+        cancel,
+    )
+    .await
 }
 
 /// OpenSpec reads the change and writes the archive and the synced specs: each place must
@@ -260,10 +272,12 @@ async fn archive_and_finish(
     report: &Report<'_>,
     facts: &ArchiveFacts<'_>,
     message: &str,
+    progress: &Progress,
     cancel: &CancellationToken,
 ) -> Value {
     let (target, name) = (report.target, report.name);
     let dir = target.path();
+    finalize::started(progress, target);
     let out = match openspec::archive(dir, name, cancel).await {
         Ok(out) => out,
         Err(e) => {
@@ -307,6 +321,7 @@ async fn archive_and_finish(
         folder: &archived,
         deltas: report.deltas,
         message,
+        progress,
     };
     let fin = finalize(config, &work, cancel).await;
     report.finished(facts.state(true, at, raw, None), fin)

@@ -83,6 +83,7 @@ pub(super) async fn resume(
         folder: &archived,
         deltas: &deltas,
         message: msg,
+        progress: &req.progress,
     };
     let fin = finalize(config, &work, cancel).await;
     report.finished(archive(None), fin)

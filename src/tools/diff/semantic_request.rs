@@ -164,7 +164,7 @@ impl Request {
             path: self.path.as_ref(),
             only: None,
         };
-        let answer = semantic::run(&git, &self.repo, query).await?;
+        let answer = semantic::run_watched(&git, &self.repo, query, &ctx.progress).await?;
         Ok(Some(semantic::data(&answer, |p| self.text_args(Some(p)))))
     }
 

@@ -205,13 +205,20 @@ fn targets(
 async fn scan_all(ctx: &CallCtx, paths: Vec<String>, window: Window) -> Vec<Scan> {
     let config = Arc::clone(&ctx.config);
     let cancel = ctx.cancel.clone();
+    let done = crate::progress::Counter::start(&ctx.progress, paths.len() as u64, |d, t| {
+        format!("digest: {d} of {t} repositories")
+    });
     let scans = bounded(paths.clone(), PARALLEL_REPOS, move |path| {
         let config = Arc::clone(&config);
         let cancel = cancel.clone();
+        let done = done.clone();
         async move {
-            crate::safe_file::off_thread(&cancel, move || scan_files(&config, &path, window))
-                .await
-                .ok()
+            let scan =
+                crate::safe_file::off_thread(&cancel, move || scan_files(&config, &path, window))
+                    .await
+                    .ok();
+            done.tick();
+            scan
         }
     })
     .await;

@@ -24,6 +24,7 @@ use crate::git::merge::{MergeQuery, Scratch};
 use crate::git::status::StatusQuery;
 use crate::git::{Git, GitError, Repo, log, repo};
 use crate::process::CancellationToken;
+use crate::progress::Counter;
 use crate::tools::input::Bounded;
 use crate::tools::{Annotations, CallCtx, Tool};
 pub use entry::{Attention, Entry, Network, RadarData, RepoStatus, Suggestion};
@@ -95,9 +96,17 @@ impl Tool for Radar {
         let scanned: Vec<Item> = items.into_iter().take(max).collect();
         let truncated = requested - scanned.len();
 
+        let done = Counter::start(&ctx.progress, scanned.len() as u64, |done, total| {
+            format!("radar: {done} of {total} repositories")
+        });
         let results = bounded(scanned, PARALLEL_REPOS, |item| {
             let ctx = ctx.clone();
-            async move { inspect(ctx, item).await }
+            let done = done.clone();
+            async move {
+                let entry = inspect(ctx, item).await;
+                done.tick();
+                entry
+            }
         })
         .await;
         let entries: Vec<Entry> = results

@@ -63,6 +63,7 @@ impl Tool for ArchiveChange {
             change: input.change_name,
             confirm: input.confirm.unwrap_or(false),
             commit_message: input.commit_message,
+            progress: ctx.progress.clone(),
         };
         let state = archive::run(&ctx.config, &owner, &request, &ctx.cancel).await;
         Ok(SpecReply::new(state, include))

@@ -20,6 +20,10 @@ use crate::tools::{Annotations, CallCtx, Tool};
 /// `create-proposal`: an OpenSpec change in one owning project.
 pub struct CreateProposal;
 
+/// The steps of a call: the worktree, the change, its artifacts; each report counts
+/// those done.
+const STEPS: u64 = 3;
+
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WorktreeMode {
@@ -78,11 +82,17 @@ impl Tool for CreateProposal {
         }
         let mut warnings: Vec<String> = Vec::new();
         let mode = input.worktree_mode.unwrap_or_default();
+        let step = |n: u64, what: &str| {
+            ctx.progress
+                .report(n, Some(STEPS), || format!("create-proposal: {what}"));
+        };
+        step(0, "preparing the worktree");
         let (mode, dir) = match place(&owner, mode, name, &ctx.cancel, &mut warnings).await {
             Ok(placed) => placed,
             Err(e) => return Ok(SpecReply::errors(vec![e], include)),
         };
         let target = owner.target(name, mode, &dir);
+        step(1, "creating the change with OpenSpec");
         if let Err(e) = create_change(&owner, &target, &dir, name, &ctx.cancel).await {
             return Ok(SpecReply::errors(vec![e], include));
         }
@@ -100,6 +110,7 @@ impl Tool for CreateProposal {
             "target": target,
             "warnings": warnings,
         });
+        step(2, "reading the change's artifacts");
         match artifacts(&dir, name, &ctx.cancel).await {
             Ok(extra) => {
                 for (k, v) in extra {

@@ -15,6 +15,7 @@
 //! origin (DNS rebinding, web pages); no CORS header is ever sent.
 
 pub mod capability;
+mod events;
 mod post;
 pub mod scope;
 mod session_id;

@@ -1,5 +1,6 @@
 //! `POST`: one JSON-RPC message in, its answer out (JSON, or one SSE event when the client
-//! accepts only event streams). Notifications and responses get `202 Accepted`.
+//! accepts only event streams; an event stream when the request sends notifications
+//! first, see [`super::events`]). Notifications and responses get `202 Accepted`.
 
 use std::sync::Arc;
 
@@ -8,13 +9,16 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 
+use super::events::{self, Outcome};
 use super::sessions::Session;
 use super::{App, SESSION_HEADER, VERSION_HEADER, refuse, refuse_id, session_id};
 use crate::error::code;
 use crate::transport::dispatch::Handler;
 use crate::transport::framing::MAX_FRAME;
 use crate::transport::jsonrpc::{self, Incoming};
+use crate::transport::outgoing::Outgoing;
 use crate::transport::protocol::{Version, meta};
 use crate::transport::reply::Reply;
 
@@ -103,39 +107,44 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
             return answer(StatusCode::BAD_REQUEST, reply.into(), sse, None);
         }
     };
-    let stateless;
-    let handler: &Handler = match &session {
-        Some(session) => &session.handler,
-        None => {
-            stateless = app.sessions.stateless(&scope);
-            &stateless
-        }
+    let handler: Arc<Handler> = match &session {
+        Some(session) => Arc::clone(&session.handler),
+        None => Arc::new(app.sessions.stateless(&scope)),
     };
     if let Some(reply) = handler.inline(&id, &method, &params) {
         return answer(StatusCode::OK, reply.into(), sse, None);
     }
-    match run(&app, handler, id, method, params, bytes.len()).await {
-        Some(reply) => answer(StatusCode::OK, reply, sse, None),
+    // Notifications need an event stream: a client that takes JSON only is sent none.
+    let (queue, notes) = mpsc::unbounded_channel();
+    let queue = Accept::of(&headers).sse.then_some(queue);
+    let size = bytes.len();
+    let running = Box::pin(run(app, handler, id, method, params, size, queue));
+    match events::answer_or_stream(running, notes).await {
+        Outcome::Plain(Some(reply)) => answer(StatusCode::OK, reply, sse, None),
         // Cancelled by the client, who no longer waits for an answer.
-        None => StatusCode::ACCEPTED.into_response(),
+        Outcome::Plain(None) => StatusCode::ACCEPTED.into_response(),
+        Outcome::Streamed(response) => response,
     }
 }
 
 /// Runs a request inside the server's bound, cancelling it if the client hangs up.
 async fn run(
-    app: &App,
-    handler: &Handler,
+    app: Arc<App>,
+    handler: Arc<Handler>,
     id: Value,
     method: String,
     params: Map<String, Value>,
     size: usize,
+    queue: Option<Outgoing>,
 ) -> Option<Reply> {
     let _admitted = app.inflight.admit(size).await;
     let cancel = app.shutdown.child_token();
     // Dropped with this future when the connection closes: the request's git children
     // are killed through the token rather than left to finish for no one.
     let _hang_up = cancel.clone().drop_guard();
-    handler.request_with(id, method, params, cancel).await
+    handler
+        .request_with(id, method, params, cancel, queue)
+        .await
 }
 
 /// Refuses a 2026-07-28 request whose `MCP-Protocol-Version` header names another version
@@ -262,10 +271,7 @@ fn unknown_session(id: &Value) -> Response {
 
 fn answer(status: StatusCode, reply: Reply, sse: bool, session: Option<&str>) -> Response {
     let mut response = if sse {
-        const HEAD: &[u8] = b"event: message\ndata: ";
-        let mut event = HEAD.to_vec();
-        event.append(&mut reply.into_bytes(2));
-        event.extend_from_slice(b"\n\n");
+        let event = events::event(&reply.into_bytes(0));
         let mut response = (status, Bytes::from(event)).into_response();
         response.headers_mut().insert(
             header::CONTENT_TYPE,

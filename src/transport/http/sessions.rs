@@ -31,7 +31,8 @@ const MAX_SESSIONS: usize = 1024;
 const MAX_ENDED: usize = 4096;
 
 pub struct Session {
-    pub handler: Handler,
+    /// Shared with the event streams of the session's requests in flight.
+    pub handler: Arc<Handler>,
     pub capability: Option<String>,
     /// Fires when the session ends: its GET streams close.
     pub ended: CancellationToken,
@@ -136,7 +137,7 @@ impl Sessions {
             }
         }
         let session = Arc::new(Session {
-            handler,
+            handler: Arc::new(handler),
             capability: scope.capability.clone(),
             ended: self.shutdown.child_token(),
             used: Mutex::new(Instant::now()),
