@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
+use super::logging;
 use super::outgoing::{self, Outgoing, RequestChannel};
 use super::protocol::{self, Version, meta};
 use super::reply::{CallReply, Reply};
@@ -105,6 +106,8 @@ pub struct Handler {
     conversation: Conversation,
     session: Mutex<Session>,
     inflight: Mutex<HashMap<String, CancellationToken>>,
+    /// The conversation's log level and the notes it was told (legacy era).
+    log: Mutex<super::logging::LogState>,
     observers: Observers,
     shutdown: CancellationToken,
 }
@@ -149,6 +152,7 @@ impl Handler {
             conversation: Conversation::Process,
             session: Mutex::new(Session::default()),
             inflight: Mutex::new(HashMap::new()),
+            log: Mutex::new(super::logging::LogState::default()),
             observers,
             shutdown,
         }
@@ -351,6 +355,12 @@ impl Handler {
             Ok(era) => era,
             Err(reply) => return Some(reply.into()),
         };
+        // What a stdio user reads on stderr, before this answer.
+        if era.version.is_modern() {
+            logging::tell_request(&params, channel);
+        } else {
+            logging::tell_conversation(&self.log, channel);
+        }
         let shape = |result: Value| {
             if era.version.is_modern() {
                 protocol::modern_result(result)
@@ -367,6 +377,12 @@ impl Handler {
                 "cacheScope": "public",
             }),
             "ping" if !era.version.is_modern() => json!({}),
+            "logging/setLevel" if !era.version.is_modern() => {
+                match logging::set_level(&self.log, &params) {
+                    Ok(()) => json!({}),
+                    Err(details) => return Some(invalid_params(&id, details).into()),
+                }
+            }
             "tools/list" => {
                 let tools: Vec<Value> = tools::visible(&self.config)
                     .map(|t| protocol::tool_descriptor(t, era.version))
@@ -520,11 +536,11 @@ pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
     if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            eprintln!(
-                "gitward: a call's audit entry was not written within {}s (is another process \
+            crate::observe::notes::warn(format!(
+                "a call's audit entry was not written within {}s (is another process \
                  holding the ledger's lock?); answering without waiting for it",
                 SETTLE_LIMIT.as_secs()
-            );
+            ));
         });
     }
 }

@@ -94,7 +94,7 @@ pub fn server_info() -> Value {
 }
 
 pub fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
+    json!({ "tools": { "listChanged": false }, "logging": {} })
 }
 
 /// A tool as `tools/list` shows it in `version`.

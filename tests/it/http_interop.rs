@@ -49,8 +49,9 @@ fn clean(program: &Path, ws: &SpecWs) -> Command {
 
 /// The server scenarios of the pinned suite that apply to gitward; every other one is in
 /// `tests/conformance/not-applicable.yaml`.
-const APPLICABLE: [&str; 6] = [
+const APPLICABLE: [&str; 7] = [
     "server-initialize",
+    "logging-set-level",
     "ping",
     "tools-list",
     "server-sse-polling",

@@ -55,6 +55,7 @@ mod interop_ts;
 mod interop_v2;
 mod list_size;
 mod load;
+mod logging;
 mod op_branch_delete;
 mod op_branch_delete_multi;
 mod op_patch;

@@ -124,7 +124,7 @@ fn every_legacy_version_is_negotiated_and_shapes_results() {
         assert_eq!(init["serverInfo"]["name"], "gitward");
         assert_eq!(
             init["capabilities"],
-            json!({ "tools": { "listChanged": false } })
+            json!({ "tools": { "listChanged": false }, "logging": {} })
         );
         assert!(init.get("resultType").is_none() && init.get("_meta").is_none());
 
