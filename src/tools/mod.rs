@@ -226,7 +226,14 @@ impl ToolDef {
     /// the texts name tools as they are served.
     pub fn error_payload(&self, error: &ToolError) -> Value {
         let mut data = error.data.clone();
-        tool_name::prose_value(&mut data);
+        // A `tool` in the data names a tool by its identity, as the payload's own does.
+        match &mut data {
+            Value::Object(fields) => fields
+                .iter_mut()
+                .filter(|(key, _)| key.as_str() != "tool")
+                .for_each(|(_, value)| tool_name::prose_value(value)),
+            other => tool_name::prose_value(other),
+        }
         serde_json::json!({
             "tool": self.name,
             "readOnly": self.annotations.read_only,

@@ -71,12 +71,20 @@ fn without_presence_tools(value: &mut Value) {
     }
 }
 
-/// The dotted names in a call's answer, besides the envelope's `tool` and presence's
-/// `lastTool`: those are the tool's identity, which stays the seed's name.
+/// The dotted names in a call's answer, besides the envelope's `tool` (an error's data
+/// repeats it) and presence's `lastTool`: those are the tool's identity, which stays the
+/// seed's name.
 fn dotted_in_answer(payload: &Value) -> Vec<String> {
     let mut payload = payload.clone();
     if let Some(obj) = payload.as_object_mut() {
         obj.remove("tool");
+    }
+    if let Some(data) = payload
+        .get_mut("error")
+        .and_then(|e| e.get_mut("data"))
+        .and_then(Value::as_object_mut)
+    {
+        data.remove("tool");
     }
     without_presence_tools(&mut payload);
     let mut texts = Vec::new();
