@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
+use crate::model::tool_name::Style;
+
 /// Every environment variable gitward reads, in one place. [`Env::read`] reads each of
 /// [`vars::ALL`] once at start and nothing else reads the environment; the only other
 /// look at it is `process::env`, which copies it (scrubbed) for the children it starts.
@@ -39,6 +41,8 @@ pub mod vars {
     /// Comma-separated filter driver names a repository may run during reads, when the
     /// program behind each resolves outside the repository and every allowed root.
     pub const TRUSTED_DRIVERS: &str = "GITWARD_TRUSTED_DRIVERS";
+    /// `safe` (the default) or `seed`: which names `tools/list` shows.
+    pub const TOOL_NAMES: &str = "GITWARD_TOOL_NAMES";
     /// An explicit git binary (tests pin one; packagers may too).
     pub const GIT: &str = "GITWARD_GIT";
     /// How many child processes run at once (a positive integer).
@@ -94,6 +98,7 @@ pub mod vars {
         DISABLE_BUNDLED_MCP,
         OPENSPEC_CLI_PATH,
         TRUSTED_DRIVERS,
+        TOOL_NAMES,
         GIT,
         MAX_CHILDREN,
         AUDIT_ROTATE_BYTES,
@@ -272,6 +277,8 @@ pub struct Config {
     pub openspec_cli: Option<PathBuf>,
     pub presence_disabled: bool,
     pub agent_detection_disabled: bool,
+    /// Which names `tools/list` shows (a call may use either).
+    pub tool_names: crate::model::tool_name::Style,
     /// The gateway's agent policy file; `None` allows every agent everything.
     pub agent_policy: Option<PathBuf>,
     pub audit: AuditEnv,
@@ -298,6 +305,7 @@ impl Default for Config {
             presence_disabled: false,
             agent_detection_disabled: false,
             agent_policy: None,
+            tool_names: Style::default(),
             audit: AuditEnv::default(),
             process: crate::process::Settings::default(),
             user: UserDirs::default(),
@@ -346,8 +354,15 @@ impl Config {
             .filter(|name| !name.is_empty())
             .map(str::to_owned)
             .collect();
+        let tool_names = match env.text(vars::TOOL_NAMES) {
+            None => Style::default(),
+            Some(text) => Style::parse(&text).ok_or_else(|| {
+                format!("{} must be safe or seed, not {text:?}", vars::TOOL_NAMES)
+            })?,
+        };
         Ok(Config {
             allowed_roots,
+            tool_names,
             gateway_addr,
             trusted_drivers,
             run_dir: run_dir(env),

@@ -30,6 +30,9 @@ pub struct CallEvent<'a> {
     pub error_code: Option<i64>,
     pub duration: Duration,
     pub client: &'a ClientInfo,
+    /// Which of the server's conversations made the call: `None` for the process's own
+    /// (stdio, the CLI); an HTTP session, or an HTTP client without one, otherwise.
+    pub conversation: Option<&'a str>,
 }
 
 /// Resolves once an observer has kept what it must keep of a call (the audit entry is in
@@ -40,4 +43,31 @@ pub type Settled = tokio::sync::oneshot::Receiver<()>;
 /// off, and what the response must wait for is returned as [`Settled`].
 pub trait CallObserver: Send + Sync {
     fn on_call(&self, event: &CallEvent<'_>) -> Option<Settled>;
+}
+
+/// What the server has to say to its users besides answers: warnings a stdio user reads
+/// on stderr, kept so a client without stderr (HTTP) is told them as log messages.
+pub mod notes {
+    use std::sync::Mutex;
+
+    /// Notes kept; later ones are on stderr only.
+    const MAX_NOTES: usize = 64;
+
+    static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    /// Says `text` on stderr and keeps it for clients to be told (at level `warning`).
+    pub fn warn(text: impl Into<String>) {
+        let text = text.into();
+        eprintln!("gitward: {text}");
+        let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
+        if notes.len() < MAX_NOTES {
+            notes.push(text);
+        }
+    }
+
+    /// The notes from the `from`-th on, and how many there are in all.
+    pub fn since(from: usize) -> (Vec<String>, usize) {
+        let notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
+        (notes.iter().skip(from).cloned().collect(), notes.len())
+    }
 }

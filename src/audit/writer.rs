@@ -145,16 +145,16 @@ fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
             });
             release(synced);
             for notice in ledger.take_notices() {
-                eprintln!("gitward: audit: {notice}");
+                crate::observe::notes::warn(format!("audit: {notice}"));
             }
             if let Err(e) = result
                 && !degraded.swap(true, Ordering::Relaxed)
             {
-                eprintln!(
-                    "gitward: audit: cannot append to {}: {e}; the audit ledger is degraded \
+                crate::observe::notes::warn(format!(
+                    "audit: cannot append to {}: {e}; the audit ledger is degraded \
                      (tool calls continue unaffected)",
                     ledger.path().display()
-                );
+                ));
             }
         }
         for done in flushes.drain(..) {

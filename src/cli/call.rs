@@ -74,7 +74,8 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
     progress.close();
     if let Some(recorder) = &recorder {
         let unknown;
-        let read_only = tools::find(&config, name).is_some_and(|t| t.annotations.read_only);
+        let found = tools::find(&config, name);
+        let read_only = found.is_some_and(|t| t.annotations.read_only);
         let (payload, is_error, error_code) = match &outcome {
             Some(o) => (&o.rendered.structured, o.is_error, o.error_code),
             None => {
@@ -85,7 +86,8 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
             }
         };
         let event = crate::observe::CallEvent {
-            tool: name,
+            // The ledger keeps the tool's identity, whichever name called it.
+            tool: found.map_or(name, |t| t.name),
             known: outcome.is_some(),
             read_only,
             arguments: &args,
@@ -94,6 +96,7 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
             error_code,
             duration: started.elapsed(),
             client: &client,
+            conversation: None,
         };
         use crate::observe::CallObserver as _;
         let settled = recorder.on_call(&event);

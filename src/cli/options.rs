@@ -6,6 +6,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::config::{Config, Toolset, vars};
+use crate::model::tool_name::Style;
 use crate::specs::workspace::Workspace;
 
 #[derive(Debug, Default, Args)]
@@ -19,6 +20,10 @@ pub struct SharedOptions {
     /// Only serve repositories under DIR (repeatable; adds to FLUXGIT_MCP_ALLOWED_ROOTS).
     #[arg(long = "allowed-root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// Which tool names to list: safe (every host accepts them: repo_brief) or seed
+    /// (repo.brief) [default: GITWARD_TOOL_NAMES, else safe]. Calls may use either.
+    #[arg(long, value_name = "STYLE", value_parser = parse_tool_names)]
+    pub tool_names: Option<Style>,
     /// The spec tools' workspace descriptor, read from FILE (otherwise FYLLO_WORKSPACE_JSON).
     #[arg(long, value_name = "FILE")]
     pub workspace: Option<PathBuf>,
@@ -35,10 +40,18 @@ fn parse_toolsets(list: &str) -> Result<Toolsets, String> {
         .map(Toolsets)
 }
 
+fn parse_tool_names(text: &str) -> Result<Style, String> {
+    Style::parse(text).ok_or_else(|| format!("unknown tool names: {text} (safe or seed)"))
+}
+
 impl SharedOptions {
     pub fn config(&self) -> Result<Config, String> {
         let mut config = Config::from_env(&self.roots)?;
         config.read_only = self.read_only;
+        if let Some(style) = self.tool_names {
+            config.tool_names = style;
+        }
+        crate::model::tool_name::configure(config.tool_names);
         if let Some(Toolsets(sets)) = &self.toolsets {
             config.toolsets = sets.clone();
         }

@@ -80,7 +80,7 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
         Transport::Http { .. } => None,
     };
     if config.allowed_roots.is_empty() {
-        eprintln!("gitward: no allowed roots set; any absolute repository path is served");
+        crate::observe::notes::warn("no allowed roots set; any absolute repository path is served");
     }
     let presence = crate::presence::own::Presence::start(&config);
     let audit = match ledger.map(spawn_audit).transpose() {

@@ -45,7 +45,8 @@ fn list(config: &Config, json: bool) -> ExitCode {
             } else {
                 "propose"
             };
-            let _ = writeln!(out, "{:<36} {:<8} {}", tool.name, kind, tool.title);
+            let name = crate::model::tool_name::served(tool.name);
+            let _ = writeln!(out, "{:<36} {:<8} {}", name, kind, tool.title);
         }
     }
     ExitCode::SUCCESS

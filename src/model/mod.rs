@@ -1,6 +1,7 @@
 //! Result types and newtypes shared by several modules.
 
 pub mod oid;
+pub mod tool_name;
 pub mod workspace;
 
 pub use oid::Oid;

@@ -1,4 +1,6 @@
-//! Our presence file: `<runDir>/presence/mcp/<pid>-<sessionUuid>.json`.
+//! Our presence files: `<runDir>/presence/mcp/<pid>-<sessionUuid>.json`, one per
+//! conversation: the one of stdio, and on HTTP one per session (per client for the
+//! sessionless era), so each client is credited with its own repositories.
 //!
 //! It tells the FluxGit desktop (and other servers' `agents.presence`) which client this
 //! server serves and which repositories it used: per repository the canonical path, the
@@ -66,20 +68,54 @@ pub fn session_id() -> Option<&'static str> {
     SESSION.get().map(String::as_str)
 }
 
-/// The live presence file of this server.
+/// Conversations kept at once; the least recently active one's record goes first.
+const MAX_CONVERSATIONS: usize = 64;
+
+/// The live presence files of this server.
 pub struct Presence {
-    path: PathBuf,
-    state: Arc<Mutex<State>>,
+    dir: PathBuf,
+    state: Arc<Mutex<Conversations>>,
     wake: Mutex<Option<Sender<()>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// Every conversation's record, by conversation (`None`: the process's own, stdio's).
+struct Conversations {
+    by_key: std::collections::HashMap<Option<String>, State>,
+    /// Files of records evicted, to delete on the next write.
+    evicted: Vec<PathBuf>,
+}
+
 struct State {
+    path: PathBuf,
     record: Record,
     /// Most recently used first.
     repos: VecDeque<RepoUse>,
     /// Set once an accepted call happened: before that there is nothing to publish.
     publish: bool,
+    /// Changed since it was last written.
+    dirty: bool,
+}
+
+impl State {
+    fn new(dir: &Path, session: String, now: u64) -> State {
+        let pid = std::process::id();
+        State {
+            path: dir.join(format!("{pid}-{session}.json")),
+            record: Record {
+                schema_version: 1,
+                pid,
+                session_id: session,
+                started_at_ms: now,
+                updated_at_ms: now,
+                client: Client::default(),
+                repositories: Vec::new(),
+            },
+            repos: VecDeque::new(),
+            publish: false,
+            dirty: false,
+        }
+    }
 }
 
 impl Presence {
@@ -94,25 +130,14 @@ impl Presence {
         sweep(&dir, now_ms());
         let session = uuid::Uuid::new_v4().to_string();
         let _ = SESSION.set(session.clone());
-        let pid = std::process::id();
-        let now = now_ms();
-        let record = Record {
-            schema_version: 1,
-            pid,
-            session_id: session.clone(),
-            started_at_ms: now,
-            updated_at_ms: now,
-            client: Client::default(),
-            repositories: Vec::new(),
-        };
-        let path = dir.join(format!("{pid}-{session}.json"));
-        let state = Arc::new(Mutex::new(State {
-            record,
-            repos: VecDeque::new(),
-            publish: false,
+        let mut by_key = std::collections::HashMap::new();
+        by_key.insert(None, State::new(&dir, session, now_ms()));
+        let state = Arc::new(Mutex::new(Conversations {
+            by_key,
+            evicted: Vec::new(),
         }));
         Some(Arc::new(Presence {
-            path,
+            dir,
             state,
             wake: Mutex::new(None),
             writer: Mutex::new(None),
@@ -129,10 +154,9 @@ impl Presence {
         }
         let (tx, rx) = channel();
         let state = Arc::clone(&self.state);
-        let path = self.path.clone();
         let spawned = std::thread::Builder::new()
             .name("presence".into())
-            .spawn(move || writer_loop(&path, &state, &rx));
+            .spawn(move || writer_loop(&state, &rx));
         // Without its thread the record is never written: presence is best effort.
         if let Ok(handle) = spawned {
             *writer = Some(handle);
@@ -142,18 +166,19 @@ impl Presence {
         }
     }
 
-    /// Where the record is (or will be) written.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Stops the writer and deletes the record (clean exit).
+    /// Stops the writer and deletes every record (clean exit).
     pub fn finish(&self) {
         drop(self.wake.lock().unwrap_or_else(|p| p.into_inner()).take());
         if let Some(writer) = self.writer.lock().unwrap_or_else(|p| p.into_inner()).take() {
             let _ = writer.join();
         }
-        let _ = fs::remove_file(&self.path);
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        for record in state.by_key.values() {
+            let _ = fs::remove_file(&record.path);
+        }
+        for path in &state.evicted {
+            let _ = fs::remove_file(path);
+        }
     }
 
     fn record_call(&self, event: &CallEvent<'_>) {
@@ -163,8 +188,29 @@ impl Presence {
             .and_then(|r| r.repo_path)
             .filter(|p| p.starts_with('/') && !p.chars().any(char::is_control));
         {
-            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut all = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let key = event.conversation.map(str::to_owned);
+            if !all.by_key.contains_key(&key) {
+                if all.by_key.len() >= MAX_CONVERSATIONS {
+                    let oldest = all
+                        .by_key
+                        .iter()
+                        .filter(|(k, _)| k.is_some())
+                        .min_by_key(|(_, s)| s.record.updated_at_ms)
+                        .map(|(k, _)| k.clone());
+                    if let Some(gone) = oldest.and_then(|k| all.by_key.remove(&k)) {
+                        all.evicted.push(gone.path);
+                    }
+                }
+                let session = uuid::Uuid::new_v4().to_string();
+                all.by_key
+                    .insert(key.clone(), State::new(&self.dir, session, now));
+            }
+            let Some(state) = all.by_key.get_mut(&key) else {
+                return;
+            };
             state.publish = true;
+            state.dirty = true;
             state.record.updated_at_ms = now;
             state.record.client = Client {
                 name: clip(event.client.name.as_deref()),
@@ -201,22 +247,34 @@ fn clip(text: Option<&str>) -> Option<String> {
     text.map(|t| t.chars().take(CLIENT_TEXT_MAX).collect())
 }
 
-fn writer_loop(path: &Path, state: &Mutex<State>, wake: &Receiver<()>) {
+fn writer_loop(state: &Mutex<Conversations>, wake: &Receiver<()>) {
     while wake.recv().is_ok() {
-        // A burst of calls costs one write.
+        // A burst of calls costs one write per record.
         while wake.try_recv().is_ok() {}
-        let body = {
-            let state = state.lock().unwrap_or_else(|p| p.into_inner());
-            if !state.publish {
-                continue;
-            }
-            let mut record = state.record.clone();
-            record.repositories = state.repos.iter().cloned().collect();
-            serde_json::to_vec(&record)
+        let (bodies, evicted) = {
+            let mut all = state.lock().unwrap_or_else(|p| p.into_inner());
+            let evicted = std::mem::take(&mut all.evicted);
+            let bodies: Vec<(PathBuf, Vec<u8>)> = all
+                .by_key
+                .values_mut()
+                .filter(|s| s.publish && s.dirty)
+                .filter_map(|s| {
+                    s.dirty = false;
+                    let mut record = s.record.clone();
+                    record.repositories = s.repos.iter().cloned().collect();
+                    serde_json::to_vec(&record)
+                        .ok()
+                        .map(|b| (s.path.clone(), b))
+                })
+                .collect();
+            (bodies, evicted)
         };
-        if let Ok(body) = body {
+        for path in evicted {
+            let _ = fs::remove_file(path);
+        }
+        for (path, body) in bodies {
             // Best effort: the next call tries again.
-            let _ = write_atomically(path, &body);
+            let _ = write_atomically(&path, &body);
         }
     }
 }

@@ -33,6 +33,7 @@ use serde_json::value::RawValue;
 
 use crate::config::{Config, Toolset};
 use crate::error::ToolError;
+use crate::model::tool_name::{self, Style};
 use crate::process::CancellationToken;
 pub use crate::progress::Progress;
 
@@ -68,9 +69,18 @@ impl Annotations {
         open_world: false,
     };
 
+    /// The hints as `tools/list` shows them. MCP gives `destructiveHint` and
+    /// `idempotentHint` meaning only where `readOnlyHint` is false, so a read-only tool
+    /// leaves them out: every host sends the whole list to the model each session.
     pub fn to_json(self) -> Value {
+        if self.read_only {
+            return serde_json::json!({
+                "readOnlyHint": true,
+                "openWorldHint": self.open_world,
+            });
+        }
         serde_json::json!({
-            "readOnlyHint": self.read_only,
+            "readOnlyHint": false,
             "destructiveHint": self.destructive,
             "idempotentHint": self.idempotent,
             "openWorldHint": self.open_world,
@@ -213,12 +223,22 @@ impl ToolDef {
         (self.invoke)(ctx, args).await
     }
 
-    /// The payload of a failed call, as the agent sees it.
+    /// The payload of a failed call, as the agent sees it: `tool` is the identity, and
+    /// the texts name tools as they are served.
     pub fn error_payload(&self, error: &ToolError) -> Value {
+        let mut data = error.data.clone();
+        // A `tool` in the data names a tool by its identity, as the payload's own does.
+        match &mut data {
+            Value::Object(fields) => fields
+                .iter_mut()
+                .filter(|(key, _)| key.as_str() != "tool")
+                .for_each(|(_, value)| tool_name::prose_value(value)),
+            other => tool_name::prose_value(other),
+        }
         serde_json::json!({
             "tool": self.name,
             "readOnly": self.annotations.read_only,
-            "error": { "code": error.code, "message": error.message, "data": error.data },
+            "error": { "code": error.code, "message": tool_name::prose(&error.message), "data": data },
         })
     }
 }
@@ -285,9 +305,10 @@ pub fn visible(config: &Config) -> impl Iterator<Item = &'static ToolDef> + '_ {
         .filter(|t| !config.read_only || t.annotations.read_only)
 }
 
-/// A served tool by name.
+/// A served tool by either of its names: the seed's dotted one, its identity, or the
+/// safe one every host accepts (see [`crate::model::tool_name`]), whichever is listed.
 pub fn find(config: &Config, name: &str) -> Option<&'static ToolDef> {
-    visible(config).find(|t| t.name == name)
+    visible(config).find(|t| t.name == name || tool_name::served_in(Style::Safe, t.name) == name)
 }
 
 /// The result envelope of a local read: `{tool, readOnly, source, repoPath, data}`.
@@ -324,6 +345,29 @@ impl<D> Local<D> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_name_is_renamed_by_the_naming_rule_and_both_names_find_one_tool() {
+        let config = Config::default();
+        let mut safe: Vec<String> = Vec::new();
+        for tool in ALL.iter() {
+            let served = tool_name::served_in(Style::Safe, tool.name);
+            // A dotted name the rule misses would be listed as it is, which hosts refuse.
+            assert!(
+                served
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
+                "{served}"
+            );
+            assert_eq!(find(&config, tool.name).map(|t| t.name), Some(tool.name));
+            assert_eq!(find(&config, &served).map(|t| t.name), Some(tool.name));
+            safe.push(served.into_owned());
+        }
+        safe.sort_unstable();
+        safe.dedup();
+        assert_eq!(safe.len(), ALL.len());
+        assert!(find(&config, "repo_nothing").is_none());
+    }
 
     #[test]
     fn names_are_unique_and_schemas_are_closed_objects() {

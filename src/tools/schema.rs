@@ -79,9 +79,27 @@ fn undocument(branch: &mut Value, described: bool) {
 /// repeated sub-schemas moved to `$defs`.
 pub fn terse_output(mut schema: Value) -> Value {
     strip_prose(&mut schema);
+    drop_labels(&mut schema);
     drop_null_defaults(&mut schema);
     limit_levels(&mut schema, 1);
     hoist_repeated(schema)
+}
+
+/// The envelope's labels (`tool`, `readOnly`, `source`): they name the tool and where its
+/// answer came from, which the tool's own entry in the list already says, so the schema
+/// keeps to the answer. Not closed (no `additionalProperties: false`), it still admits
+/// them; every host hands the whole list to the model each session.
+fn drop_labels(schema: &mut Value) {
+    const LABELS: [&str; 3] = ["tool", "readOnly", "source"];
+    let Value::Object(obj) = schema else { return };
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        LABELS.iter().for_each(|k| {
+            props.shift_remove(*k);
+        });
+    }
+    if let Some(Value::Array(required)) = obj.get_mut("required") {
+        required.retain(|r| !r.as_str().is_some_and(|r| LABELS.contains(&r)));
+    }
 }
 
 /// Replaces every record whose fields would sit below [`OUTPUT_LEVELS`] by its type;

@@ -15,11 +15,13 @@ use serde_json::{Map, Value, json};
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
+use super::logging;
 use super::outgoing::{self, Outgoing, RequestChannel};
 use super::protocol::{self, Version, meta};
 use super::reply::{CallReply, Reply};
 use crate::config::Config;
 use crate::error::{ToolError, code};
+use crate::model::tool_name;
 use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
 use crate::process::CancellationToken;
 use crate::tools::{self, CallCtx, Rendered};
@@ -83,6 +85,17 @@ pub struct Session {
     client: ClientInfo,
 }
 
+impl Session {
+    /// A conversation whose handshake settled `version` with `client` (HTTP sessions
+    /// restored from their id after a restart).
+    pub fn settled(version: Version, client: ClientInfo) -> Session {
+        Session {
+            version: Some(version),
+            client,
+        }
+    }
+}
+
 /// Who hears about every call: the audit recorder and the presence file.
 pub type Observers = Arc<[Arc<dyn CallObserver>]>;
 
@@ -90,10 +103,39 @@ pub type Observers = Arc<[Arc<dyn CallObserver>]>;
 /// the configuration its tools see.
 pub struct Handler {
     config: Arc<Config>,
+    conversation: Conversation,
     session: Mutex<Session>,
     inflight: Mutex<HashMap<String, CancellationToken>>,
+    /// The conversation's log level and the notes it was told (legacy era).
+    log: Mutex<super::logging::LogState>,
     observers: Observers,
     shutdown: CancellationToken,
+}
+
+/// Which of a server's conversations a handler serves, as presence tells them apart.
+#[derive(Debug, Clone, Default)]
+pub enum Conversation {
+    /// The process's one conversation (stdio).
+    #[default]
+    Process,
+    /// An HTTP session, by a key of its own.
+    Session(String),
+    /// Sessionless HTTP requests: each client (by its declared name) is one.
+    PerClient,
+}
+
+impl Conversation {
+    fn key(&self, client: &ClientInfo) -> Option<String> {
+        match self {
+            Conversation::Process => None,
+            Conversation::Session(key) => Some(format!("session:{key}")),
+            Conversation::PerClient => Some(format!(
+                "client:{}/{}",
+                client.name.as_deref().unwrap_or(""),
+                client.version.as_deref().unwrap_or("")
+            )),
+        }
+    }
 }
 
 /// Which era and version a request is served in, and who the client says it is.
@@ -107,8 +149,10 @@ impl Handler {
     pub fn new(config: Arc<Config>, observers: Observers, shutdown: CancellationToken) -> Handler {
         Handler {
             config,
+            conversation: Conversation::Process,
             session: Mutex::new(Session::default()),
             inflight: Mutex::new(HashMap::new()),
+            log: Mutex::new(super::logging::LogState::default()),
             observers,
             shutdown,
         }
@@ -131,8 +175,21 @@ impl Handler {
         self.session.into_inner().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The same handler, serving `conversation`.
+    pub fn serving(mut self, conversation: Conversation) -> Handler {
+        self.conversation = conversation;
+        self
+    }
+
     pub fn config(&self) -> &Arc<Config> {
         &self.config
+    }
+
+    /// What the handshake settled so far: the version (none before `initialize`) and the
+    /// client.
+    pub fn settled(&self) -> (Option<Version>, ClientInfo) {
+        let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        (session.version, session.client.clone())
     }
 
     /// The answer to a request that must not queue behind work, if `method` is one.
@@ -246,7 +303,9 @@ impl Handler {
                     id.clone(),
                     code::UNSUPPORTED_VERSION,
                     "Unsupported protocol version",
-                    Some(json!({ "supported": Version::supported(), "requested": requested })),
+                    Some(
+                        json!({ "supported": Version::supported_in_meta(), "requested": requested }),
+                    ),
                 ));
             };
             if !meta_obj
@@ -296,6 +355,12 @@ impl Handler {
             Ok(era) => era,
             Err(reply) => return Some(reply.into()),
         };
+        // What a stdio user reads on stderr, before this answer.
+        if era.version.is_modern() {
+            logging::tell_request(&params, channel);
+        } else {
+            logging::tell_conversation(&self.log, channel);
+        }
         let shape = |result: Value| {
             if era.version.is_modern() {
                 protocol::modern_result(result)
@@ -312,6 +377,12 @@ impl Handler {
                 "cacheScope": "public",
             }),
             "ping" if !era.version.is_modern() => json!({}),
+            "logging/setLevel" if !era.version.is_modern() => {
+                match logging::set_level(&self.log, &params) {
+                    Ok(()) => json!({}),
+                    Err(details) => return Some(invalid_params(&id, details).into()),
+                }
+            }
             "tools/list" => {
                 let tools: Vec<Value> = tools::visible(&self.config)
                     .map(|t| protocol::tool_descriptor(t, era.version))
@@ -379,6 +450,7 @@ impl Handler {
             ));
         };
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let conversation = self.conversation.key(&era.client);
         let started = Instant::now();
         let progress = outgoing::progress(params, era.version, channel, &cancel);
         let ctx = CallCtx {
@@ -403,6 +475,7 @@ impl Handler {
                 error_code: Some(code::INVALID_PARAMS),
                 duration: started.elapsed(),
                 client: &era.client,
+                conversation: conversation.as_deref(),
             })
             .await;
             return Err(jsonrpc::error(
@@ -412,9 +485,11 @@ impl Handler {
                 Some(data),
             ));
         };
-        let read_only = tools::find(&self.config, name).is_some_and(|t| t.annotations.read_only);
+        let tool = tools::find(&self.config, name);
+        let read_only = tool.is_some_and(|t| t.annotations.read_only);
         self.observe(&CallEvent {
-            tool: name,
+            // Audit and presence keep the tool's identity, whichever name called it.
+            tool: tool.map_or(name, |t| t.name),
             known: true,
             read_only,
             arguments: &args,
@@ -423,6 +498,7 @@ impl Handler {
             error_code: outcome.error_code,
             duration: started.elapsed(),
             client: &era.client,
+            conversation: conversation.as_deref(),
         })
         .await;
         Ok(CallReply {
@@ -460,11 +536,11 @@ pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
     if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            eprintln!(
-                "gitward: a call's audit entry was not written within {}s (is another process \
+            crate::observe::notes::warn(format!(
+                "a call's audit entry was not written within {}s (is another process \
                  holding the ledger's lock?); answering without waiting for it",
                 SETTLE_LIMIT.as_secs()
-            );
+            ));
         });
     }
 }
@@ -476,8 +552,8 @@ pub fn unknown_tool(config: &Config, name: &str) -> Value {
     json!({
         "tool": name,
         "reason": "no tool with this name is served; see tools/list",
-        "readOnlyTools": read.iter().map(|t| t.name).collect::<Vec<_>>(),
-        "writeProposalTools": write.iter().map(|t| t.name).collect::<Vec<_>>(),
+        "readOnlyTools": read.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
+        "writeProposalTools": write.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
     })
 }
 

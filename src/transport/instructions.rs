@@ -1,9 +1,11 @@
 //! The server `instructions`, written from the tools this configuration serves.
 //!
 //! Built from [`tools::visible`], the same list `tools/list` shows, so the text can never
-//! send a model to a tool that toolsets, `--read-only` or a missing workspace left out.
+//! send a model to a tool that toolsets, `--read-only` or a missing workspace left out;
+//! and each tool is named as that list names it.
 
 use crate::config::{Config, Toolset};
+use crate::model::tool_name;
 use crate::tools::{self, ToolDef};
 
 /// The tool a model should call first for a repository, when it is served.
@@ -13,6 +15,11 @@ const FIRST_CALL: &str = "repo.brief";
 const STATUS: &str = "operation.status";
 
 pub fn instructions(config: &Config) -> String {
+    tool_name::prose(&written(config)).into_owned()
+}
+
+/// The instructions with each tool named by its identity.
+fn written(config: &Config) -> String {
     let served: Vec<&ToolDef> = tools::visible(config).collect();
     let git: Vec<&str> = served
         .iter()

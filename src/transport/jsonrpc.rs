@@ -85,6 +85,22 @@ pub fn classify(bytes: &[u8]) -> Incoming {
     }
 }
 
+/// The id of a request in `bytes`, when it is one that can be read (a string or a
+/// number), else `null`: what an error answering those bytes names.
+pub fn readable_id(bytes: &[u8]) -> Id {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        #[serde(default)]
+        id: Value,
+    }
+    match serde_json::from_slice::<IdOnly>(bytes) {
+        Ok(IdOnly {
+            id: id @ (Value::String(_) | Value::Number(_)),
+        }) => id,
+        _ => Value::Null,
+    }
+}
+
 pub fn result(id: Id, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }

@@ -7,6 +7,7 @@ mod guard;
 pub mod http;
 pub mod instructions;
 pub mod jsonrpc;
+pub mod logging;
 pub mod opening;
 pub mod outgoing;
 pub mod protocol;

@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::tool_name;
 use crate::tools::ToolDef;
 
 /// Keys of the modern per-request `_meta` envelope.
@@ -72,6 +73,16 @@ impl Version {
     pub fn supported() -> Vec<&'static str> {
         Version::ALL.iter().map(|v| v.as_str()).collect()
     }
+
+    /// The versions a request may name in its `_meta`: the modern ones only, since a
+    /// legacy version is reached through `initialize`.
+    pub fn supported_in_meta() -> Vec<&'static str> {
+        Version::ALL
+            .iter()
+            .filter(|v| v.is_modern())
+            .map(|v| v.as_str())
+            .collect()
+    }
 }
 
 /// How long a client may cache `server/discover` and `tools/list`: the tool set only
@@ -83,17 +94,20 @@ pub fn server_info() -> Value {
 }
 
 pub fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
+    json!({ "tools": { "listChanged": false }, "logging": {} })
 }
 
 /// A tool as `tools/list` shows it in `version`.
 pub fn tool_descriptor(tool: &ToolDef, version: Version) -> Value {
     let mut obj = Map::new();
-    obj.insert("name".into(), tool.name.into());
+    obj.insert("name".into(), tool_name::served(tool.name).into());
     if version.has_structured_output() {
         obj.insert("title".into(), tool.title.into());
     }
-    obj.insert("description".into(), tool.description.into());
+    obj.insert(
+        "description".into(),
+        tool_name::prose(tool.description).into(),
+    );
     obj.insert("inputSchema".into(), tool.input_schema().clone());
     if version.has_structured_output() {
         obj.insert("outputSchema".into(), tool.output_schema().clone());

@@ -117,8 +117,8 @@ fn repo_brief_full_matches_git() {
     );
     // 7 of 8 subjects are conventional ("Update agent notes" is not).
     assert_eq!(c["commitMessages"]["conventionalCommitRatio"], 0.88);
-    assert_eq!(hint_tools(&out)[0], "repo.conflictPreflight");
-    assert!(hint_tools(&out).contains(&"worktree.changes".to_owned()));
+    assert_eq!(hint_tools(&out)[0], "repo_conflictPreflight");
+    assert!(hint_tools(&out).contains(&"worktree_changes".to_owned()));
     tool_snapshot!("repo_brief_full", fx, out);
 }
 
@@ -131,7 +131,7 @@ fn unborn_detached_and_bare() {
     assert_eq!(unborn["data"]["head"]["branch"], "main");
     assert_eq!(unborn["data"]["head"]["sha"], json!(null));
     assert_eq!(unborn["data"]["recentCommits"], json!([]));
-    assert_eq!(hint_tools(&unborn), vec!["repo.status"]);
+    assert_eq!(hint_tools(&unborn), vec!["repo_status"]);
     tool_snapshot!("repo_brief_unborn", fx, unborn);
 
     let first = fx.commit(&repo, "a.txt", "1\n", "one");
@@ -141,7 +141,7 @@ fn unborn_detached_and_bare() {
     assert_eq!(detached["data"]["head"]["detached"], true);
     assert_eq!(detached["data"]["head"]["branch"], json!(null));
     assert_eq!(detached["data"]["head"]["sha"], json!(first));
-    assert_eq!(hint_tools(&detached)[0], "repo.branchStack");
+    assert_eq!(hint_tools(&detached)[0], "repo_branchStack");
 
     fx.git(&repo, &["checkout", "-q", "main"]);
     fx.write(&repo, "a.txt", "stash me\n");
@@ -190,7 +190,7 @@ fn merge_conflict_in_progress() {
         d["workingTree"]["topPaths"][0],
         json!({"status": "UU", "path": "f.txt"})
     );
-    assert_eq!(hint_tools(&out)[0], "conflict.read");
+    assert_eq!(hint_tools(&out)[0], "conflict_read");
     tool_snapshot!("repo_brief_merge", fx, out);
 }
 
@@ -225,7 +225,7 @@ fn rebase_in_progress_reports_the_branch_and_step() {
         assert_eq!(d["head"]["branch"], "topic");
         assert_eq!(d["head"]["rebasing"], true);
         assert_eq!(d["head"]["detached"], true);
-        assert_eq!(hint_tools(&out)[0], "conflict.read");
+        assert_eq!(hint_tools(&out)[0], "conflict_read");
         if kind_dir == "rebase-merge" {
             tool_snapshot!("repo_brief_rebase", fx, out);
         }
@@ -298,7 +298,7 @@ fn submodule_drift_is_counted_like_git() {
     assert_eq!(s["modified"], 1);
     // A count of zero is omitted, as every default is.
     assert_eq!(s.get("uninitialized"), None);
-    assert!(hint_tools(&out).contains(&"submodule.status".to_owned()));
+    assert!(hint_tools(&out).contains(&"submodule_status".to_owned()));
     tool_snapshot!("repo_brief_submodules", fx, s);
 
     let out = brief(&fx, &clone);

@@ -269,7 +269,7 @@ fn fluxgit_tools_through_a_real_gateway_run_nothing_on_hostile_repositories() {
     let tools: Vec<_> = registry::read_tools(&mut server)
         .into_iter()
         .filter(|t| {
-            let name = t["name"].as_str().unwrap();
+            let name = registry::identity(t["name"].as_str().unwrap());
             name.starts_with("safety.") || name.starts_with("flux.")
         })
         .collect();

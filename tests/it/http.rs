@@ -242,11 +242,11 @@ fn a_capability_scopes_the_spec_tools_to_its_workspace() {
     let http = HttpServer::start(&ws.fx, &[], &ws.env());
     let list = modern("tools/list", json!({}));
     let plain = names(&http.post("/mcp", &[], &list).json());
-    assert!(plain.contains(&"repo.status".to_owned()));
+    assert!(plain.contains(&"repo_status".to_owned()));
     assert!(!plain.contains(&"explore".to_owned()), "{plain:?}");
     let bound = names(&http.post(&format!("/mcp/{token}"), &[], &list).json());
     assert!(bound.contains(&"explore".to_owned()), "{bound:?}");
-    assert!(bound.contains(&"repo.status".to_owned()));
+    assert!(bound.contains(&"repo_status".to_owned()));
 
     // Forged context: another workspace in headers, a bearer token, a guessed capability.
     let forged_ws = ws.descriptor("ws-evil");
@@ -343,6 +343,6 @@ fn require_capability_and_the_disable_switch() {
     env.push(("FYLLO_DISABLE_BUNDLED_MCP".into(), "1".into()));
     let off = HttpServer::start(&ws.fx, &[], &env);
     let bound = names(&off.post(&format!("/mcp/{token}"), &[], &list).json());
-    assert!(bound.contains(&"repo.status".to_owned()));
+    assert!(bound.contains(&"repo_status".to_owned()));
     assert!(!bound.contains(&"explore".to_owned()), "{bound:?}");
 }

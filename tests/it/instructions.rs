@@ -17,7 +17,7 @@ fn served(server: &mut Server) -> BTreeSet<String> {
 
 /// Words of `text` that read as a tool name: one of `known`, or dotted like `repo.brief`.
 fn tool_names(text: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_'))
         .map(|w| w.trim_end_matches('.'))
         .filter(|w| {
             let dotted = w.split('.').count() > 1
@@ -68,8 +68,8 @@ fn instructions_name_only_served_tools() {
             "{args:?}: the instructions name {:?}, not served: {discover}",
             named.difference(&tools).collect::<Vec<_>>()
         );
-        if tools.contains("repo.brief") {
-            assert!(named.contains("repo.brief"), "{args:?}: {discover}");
+        if tools.contains("repo_brief") {
+            assert!(named.contains("repo_brief"), "{args:?}: {discover}");
         }
         if tools.contains("explore") {
             assert!(named.contains("explore"), "{args:?}: {discover}");

@@ -114,7 +114,8 @@ pub(crate) fn handshake_replies(tool: &str) -> Vec<Reply> {
     let accepted = json!({"previewId": crate::operation_status::ID, "status": "pending",
         "expiresAt": "2026-05-28T12:12:09.512Z"});
     let pending = crate::operation_status::record("pending");
-    match tool {
+    let tool = crate::common::registry::identity(tool);
+    match tool.as_str() {
         "operation.status" => vec![Reply::Json(200, pending)],
         "operation.cancel" => vec![Reply::Json(200, json!({"status": "cancelled"}))],
         t if t.starts_with("operation.preview.") => {
@@ -190,7 +191,8 @@ fn official_typescript_sdk_calls_every_read_tool_and_sees_every_error() {
     // structured result against the tool's outputSchema.
     calls.extend(calls_of(&tools, &repo, |t| {
         t["annotations"]["readOnlyHint"] == false
-            && t["name"].as_str().unwrap().starts_with("operation.")
+            && crate::common::registry::identity(t["name"].as_str().unwrap())
+                .starts_with("operation.")
     }));
     let peer = Peer::start(
         calls

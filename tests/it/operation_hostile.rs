@@ -40,15 +40,18 @@ fn operation_write_tools_on_every_hostile_repository_run_nothing() {
     let repos = hostile_repos(&fx, &marker);
     assert!(!marker.exists(), "building the repositories ran a canary");
     let tools = registry::write_tools(&mut fx.server(&[], &[]));
-    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"operation.preview.commit"), "{names:?}");
-    assert!(names.contains(&"operation.cancel"), "{names:?}");
+    let names = registry::identities(&tools);
+    assert!(
+        names.iter().any(|n| n == "operation.preview.commit"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "operation.cancel"), "{names:?}");
 
     let mut calls: Vec<(String, String, Value)> = Vec::new();
     let mut replies = Vec::new();
     for (kind, repo) in &repos {
         for tool in &tools {
-            let name = tool["name"].as_str().unwrap().to_owned();
+            let name = registry::identity(tool["name"].as_str().unwrap());
             let mut args = registry::minimal_arguments(tool, repo);
             if name == "operation.preview.commit" {
                 args["paths"] = json!(["d1/a.txt"]);

@@ -177,7 +177,7 @@ fn operation_preview_commit_posts_once_reads_once_and_returns_accepted() {
             "tool": "operation.preview.commit", "readOnly": false, "source": "fluxgit-gateway",
             "accepted": true, "previewId": ID, "operationType": "commit", "status": "pending",
             "expiresAt": EXPIRES,
-            "nextAction": {"tool": "operation.status", "data": {"previewId": ID}, "afterMs": 2000},
+            "nextAction": {"tool": "operation_status", "data": {"previewId": ID}, "afterMs": 2000},
             "data": record("pending"),
         })
     );

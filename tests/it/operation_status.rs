@@ -43,7 +43,7 @@ fn operation_status_live_and_completed_are_accepted_results() {
         assert_eq!(result["readOnly"], true);
         assert_eq!(
             result["nextAction"],
-            json!({"tool": "operation.status", "data": {"previewId": ID}, "afterMs": 2000})
+            json!({"tool": "operation_status", "data": {"previewId": ID}, "afterMs": 2000})
         );
         assert_eq!(result["data"], record(live));
         assert_eq!(requests.len(), 1);

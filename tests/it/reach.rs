@@ -218,7 +218,7 @@ fn repository_calls(server: &mut Server, repo: &Path) -> Vec<(String, Value)> {
     let list = server.request("tools/list", json!({}));
     let mut calls = Vec::new();
     for tool in list["result"]["tools"].as_array().unwrap() {
-        let name = tool["name"].as_str().unwrap().to_owned();
+        let name = crate::common::registry::identity(tool["name"].as_str().unwrap());
         let schema = &tool["inputSchema"];
         let properties = schema["properties"].as_object().unwrap();
         let mut args = json!({});

@@ -54,6 +54,7 @@ pub struct ReadData {
     /// unmerged but no operation is recorded; null when nothing is in progress.
     pub operation: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "crate::model::tool_name::serialize_prose_opt")]
     pub hint: Option<String>,
     /// HEAD: the branch being merged into, or for a rebase the target side so far.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -68,6 +69,7 @@ pub struct ReadData {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_bytes_per_side: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "crate::model::tool_name::serialize_prose_opt")]
     pub guidance: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<ConflictFile>,

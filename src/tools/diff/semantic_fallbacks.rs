@@ -8,6 +8,7 @@ use super::semantic_request::{
 };
 use crate::config::Toolset;
 use crate::error::ToolError;
+use crate::model::tool_name;
 use crate::tools::{Annotations, CallCtx, Tool};
 
 /// Local fallback records listed at most.
@@ -59,8 +60,8 @@ impl Tool for Fallbacks {
             .iter()
             .map(|p| {
                 json!({
-                    "from": "diff.semantic",
-                    "to": "diff.text",
+                    "from": tool_name::served("diff.semantic"),
+                    "to": tool_name::served("diff.text"),
                     "supported": false,
                     "reason": LOCAL_REASON,
                     "path": p,
@@ -70,7 +71,7 @@ impl Tool for Fallbacks {
             .collect();
         let out = json!({
             "supported": false,
-            "fallback": "diff.text",
+            "fallback": tool_name::served("diff.text"),
             "reason": LOCAL_REASON,
             "fallbacks": fallbacks,
             "changedFiles": total,

@@ -24,6 +24,7 @@ use crate::gateway::addr::GatewayAddr;
 use crate::gateway::http;
 use crate::git::diff::{DiffQuery, Sides};
 use crate::git::{Git, Oid, Repo, RepoRelPath, Rev, repo};
+use crate::model::tool_name;
 use crate::semantic;
 use crate::tools::{CallCtx, Tool};
 
@@ -135,7 +136,7 @@ impl Request {
     pub(super) fn local(&self) -> Value {
         json!({
             "supported": false,
-            "fallback": "diff.text",
+            "fallback": tool_name::served("diff.text"),
             "reason": LOCAL_REASON,
             "textDiffArguments": self.text_args(None),
         })

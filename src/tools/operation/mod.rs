@@ -61,7 +61,8 @@ pub fn agent_id(client_name: Option<&str>) -> String {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NextAction {
-    /// Always `operation.status`.
+    /// Always `operation.status`, as it is served.
+    #[serde(serialize_with = "crate::model::tool_name::serialize_served")]
     pub tool: &'static str,
     /// Its arguments.
     pub data: NextActionData,

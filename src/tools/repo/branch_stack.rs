@@ -143,7 +143,9 @@ pub struct Related {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggested {
+    #[serde(serialize_with = "crate::model::tool_name::serialize_served")]
     pub tool: &'static str,
+    #[serde(serialize_with = "crate::model::tool_name::serialize_prose")]
     pub reason: String,
 }
 

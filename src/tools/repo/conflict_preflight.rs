@@ -88,6 +88,7 @@ pub struct PreflightData {
     pub network_fetch_performed: bool,
     pub working_tree_mutated: bool,
     pub approval_required_for_merge: bool,
+    #[serde(serialize_with = "crate::model::tool_name::serialize_prose")]
     pub guidance: String,
 }
 

@@ -18,6 +18,7 @@ pub mod capability;
 mod events;
 mod post;
 pub mod scope;
+mod session_id;
 mod sessions;
 mod stream;
 
@@ -75,7 +76,7 @@ pub async fn serve(
     let observers: Observers = observers.into();
     let app = Arc::new(App {
         scopes: Scopes::new(&config, options.specs),
-        sessions: Sessions::new(observers, shutdown.clone()),
+        sessions: Sessions::new(observers, shutdown.clone(), config.run_dir.as_deref()),
         inflight: Inflight::new(),
         port,
         require_capability: options.require_capability,
@@ -186,9 +187,14 @@ fn session_id(headers: &HeaderMap) -> Option<&str> {
 
 /// An HTTP-level refusal, with a JSON-RPC error body as MCP clients expect.
 fn refuse(status: StatusCode, message: &str) -> Response {
+    refuse_id(&serde_json::Value::Null, status, message)
+}
+
+/// [`refuse`] of a request whose id could be read: the body answers that id.
+fn refuse_id(id: &serde_json::Value, status: StatusCode, message: &str) -> Response {
     let body = json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": { "code": -32000, "message": message },
     });
     let mut response = (status, axum::Json(body)).into_response();

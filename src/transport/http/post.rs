@@ -8,12 +8,13 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::events::{self, Outcome};
 use super::sessions::Session;
-use super::{App, SESSION_HEADER, VERSION_HEADER, refuse, session_id};
+use super::{App, SESSION_HEADER, VERSION_HEADER, refuse, refuse_id, session_id};
+use crate::error::code;
 use crate::transport::dispatch::Handler;
 use crate::transport::framing::MAX_FRAME;
 use crate::transport::jsonrpc::{self, Incoming};
@@ -39,9 +40,6 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
         Ok(scope) => scope,
         Err(refused) => return *refused,
     };
-    if let Some(refused) = check_headers(&headers) {
-        return refused;
-    }
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -53,6 +51,12 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
         Ok(bytes) => bytes,
         Err(_) => return too_large(),
     };
+    // Every refusal from here on answers the request's id when it can be read, as stdio
+    // would: a client matches the error to the call it made.
+    let readable = jsonrpc::readable_id(&bytes);
+    if let Some(refused) = check_headers(&headers, &readable) {
+        return refused;
+    }
     let sse = wants_sse(&headers);
     let (id, method, params) = match jsonrpc::classify(&bytes) {
         Incoming::Invalid(reply) => {
@@ -62,7 +66,7 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
             if let Some(id) = session_id(&headers) {
                 match app.sessions.get(id, &scope) {
                     Some(session) => session.handler.notify(&method, &params),
-                    None => return unknown_session(),
+                    None => return unknown_session(&readable),
                 }
             }
             return StatusCode::ACCEPTED.into_response();
@@ -70,32 +74,37 @@ async fn handle(app: Arc<App>, token: Option<String>, headers: HeaderMap, body: 
         Incoming::Request { id, method, params } => (id, method, params),
     };
     if method == "initialize" {
-        let Some((session_id, session)) = app.sessions.open(&scope) else {
-            return refuse(
+        let Some((session_id, reply)) = app.sessions.open(&scope, &id, &params) else {
+            return refuse_id(
+                &id,
                 StatusCode::SERVICE_UNAVAILABLE,
                 "too many open sessions; end one (DELETE) and retry",
             );
         };
-        let reply = session.handler.inline(&id, &method, &params);
-        return answer(
-            StatusCode::OK,
-            reply.unwrap_or(Value::Null).into(),
-            sse,
-            Some(&session_id),
-        );
+        return answer(StatusCode::OK, reply.into(), sse, Some(&session_id));
+    }
+    if let Some(refused) = version_disagrees(&headers, &id, &params) {
+        return refused;
     }
     let session: Option<Arc<Session>> = match session_id(&headers) {
-        Some(id) => match app.sessions.get(id, &scope) {
+        Some(sid) => match app.sessions.get(sid, &scope) {
             Some(session) => Some(session),
-            None => return unknown_session(),
+            // A 2026-07-28 request needs no session: one it names that ended (a restart,
+            // an idle timeout) is no reason to refuse what stands on its own.
+            None if is_modern(&params) => None,
+            None => return unknown_session(&id),
         },
         None if is_modern(&params) => None,
         None => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "an Mcp-Session-Id header is required: call initialize first, or send the \
-                 2026-07-28 _meta envelope on every request",
+            let reply = jsonrpc::error(
+                id,
+                code::INVALID_PARAMS,
+                "Invalid params",
+                Some(
+                    json!({ "details": "an Mcp-Session-Id header is required: call initialize first, or send the 2026-07-28 _meta envelope on every request" }),
+                ),
             );
+            return answer(StatusCode::BAD_REQUEST, reply.into(), sse, None);
         }
     };
     let handler: Arc<Handler> = match &session {
@@ -138,22 +147,53 @@ async fn run(
         .await
 }
 
+/// Refuses a 2026-07-28 request whose `MCP-Protocol-Version` header names another version
+/// than its `_meta`: which of the two the client meant cannot be told.
+fn version_disagrees(
+    headers: &HeaderMap,
+    id: &Value,
+    params: &Map<String, Value>,
+) -> Option<Response> {
+    let header = headers.get(VERSION_HEADER)?.to_str().ok()?;
+    let meta = params
+        .get("_meta")
+        .and_then(Value::as_object)?
+        .get(meta::PROTOCOL_VERSION)?
+        .as_str()?;
+    (header != meta).then(|| {
+        let reply = jsonrpc::error(
+            id.clone(),
+            code::INVALID_PARAMS,
+            "Invalid params",
+            Some(json!({
+                "details": format!(
+                    "the MCP-Protocol-Version header ({header}) disagrees with params._meta[\"{}\"] ({meta})",
+                    meta::PROTOCOL_VERSION
+                ),
+            })),
+        );
+        answer(StatusCode::BAD_REQUEST, reply.into(), false, None)
+    })
+}
+
 /// Refuses what a Streamable HTTP client never sends.
-fn check_headers(headers: &HeaderMap) -> Option<Response> {
+fn check_headers(headers: &HeaderMap, id: &Value) -> Option<Response> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .map(|v| v.trim().to_ascii_lowercase());
     if content_type.as_deref() != Some("application/json") {
-        return Some(refuse(
+        return Some(refuse_id(
+            id,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "the body must be application/json",
         ));
     }
     let accept = Accept::of(headers);
     if !accept.json && !accept.sse {
-        return Some(refuse(
+        return Some(refuse_id(
+            id,
             StatusCode::NOT_ACCEPTABLE,
             "the client must accept application/json or text/event-stream",
         ));
@@ -161,7 +201,8 @@ fn check_headers(headers: &HeaderMap) -> Option<Response> {
     if let Some(version) = headers.get(VERSION_HEADER) {
         let known = version.to_str().ok().and_then(Version::parse).is_some();
         if !known {
-            return Some(refuse(
+            return Some(refuse_id(
+                id,
                 StatusCode::BAD_REQUEST,
                 &format!(
                     "unsupported MCP-Protocol-Version; supported: {}",
@@ -220,8 +261,9 @@ fn too_large() -> Response {
     )
 }
 
-fn unknown_session() -> Response {
-    refuse(
+fn unknown_session(id: &Value) -> Response {
+    refuse_id(
+        id,
         StatusCode::NOT_FOUND,
         "unknown or ended session; initialize a new one",
     )

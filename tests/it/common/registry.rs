@@ -87,3 +87,36 @@ pub fn write_tools(server: &mut Server) -> Vec<Value> {
         .filter(|t| t["annotations"]["readOnlyHint"] == json!(false))
         .collect()
 }
+
+/// The identity (the seed's dotted name) of a listed tool name: tools are listed under
+/// names every host accepts (`repo_status`) unless `--tool-names seed` is given.
+pub fn identity(listed: &str) -> String {
+    const GROUPS: [&str; 11] = [
+        "agents",
+        "commit",
+        "conflict",
+        "diff",
+        "fleet",
+        "flux",
+        "operation",
+        "repo",
+        "safety",
+        "submodule",
+        "worktree",
+    ];
+    if let Some(kind) = listed.strip_prefix("operation_preview_") {
+        return format!("operation.preview.{kind}");
+    }
+    match listed.split_once('_') {
+        Some((group, rest)) if GROUPS.contains(&group) => format!("{group}.{rest}"),
+        _ => listed.to_owned(),
+    }
+}
+
+/// The listed names of `tools`, each as its identity.
+pub fn identities(tools: &[Value]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| identity(t["name"].as_str().unwrap()))
+        .collect()
+}

@@ -134,7 +134,9 @@ pub struct Bisect {
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggestion {
+    #[serde(serialize_with = "crate::model::tool_name::serialize_served")]
     pub tool: &'static str,
+    #[serde(serialize_with = "crate::model::tool_name::serialize_prose")]
     pub reason: &'static str,
 }
 
@@ -148,6 +150,7 @@ pub struct Attention {
     pub status: RepoStatus,
     pub priority: u8,
     pub summary: String,
-    /// The first suggested tool.
+    /// The first suggested tool, as it is served.
+    #[serde(serialize_with = "crate::model::tool_name::serialize_served_opt")]
     pub next_tool: Option<&'static str>,
 }
