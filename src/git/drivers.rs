@@ -107,10 +107,7 @@ fn key(section: &[u8], name: &[u8], var: &str) -> OsString {
 }
 
 /// Finds the drivers configured for the repository git finds from `dir`.
-/// The configuration is read with `git` (the binary's path): repository discovery calls
-/// this beside the runner's version check, which the path skips.
 pub(crate) async fn own(
-    git: &Path,
     dir: &Path,
     home: Option<&Path>,
     cancel: &CancellationToken,
@@ -119,7 +116,7 @@ pub(crate) async fn own(
         home: home.map(Path::to_path_buf),
         ..Found::default()
     };
-    read_config(Some(git), dir, &[], true, &mut found, cancel).await?;
+    read_config(dir, &[], true, &mut found, cancel).await?;
     Ok(found)
 }
 
@@ -146,7 +143,7 @@ pub(crate) async fn submodules(
                         "the repository nests more submodules than gitward checks for drivers",
                     ));
                 }
-                read_config(None, &sub, &[], false, found, cancel).await?;
+                read_config(&sub, &[], false, found, cancel).await?;
                 next.push(sub);
             }
         }
@@ -167,18 +164,13 @@ fn refused(why: &str) -> GitError {
 /// Reads one repository's configuration into `found`. Merge drivers count only for the
 /// repository itself (`with_merges`): `merge-tree` never recurses into submodules.
 async fn read_config(
-    git: Option<&Path>,
     dir: &Path,
     extra: &[&str],
     with_merges: bool,
     found: &mut Found,
     cancel: &CancellationToken,
 ) -> Result<(), GitError> {
-    let mut inv = Invocation::new(Program::Git);
-    if let Some(path) = git {
-        inv = inv.program_path(path);
-    }
-    let out = inv
+    let out = Invocation::new(Program::Git)
         .dir(dir)
         .args(extra.iter().copied())
         .args([

@@ -258,14 +258,8 @@ async fn discover(
     dir: &Path,
     cancel: &CancellationToken,
 ) -> Result<(Repo, Vec<PathBuf>), GitError> {
-    // The version check is a process of its own; a cold call need not wait for it before
-    // discovery, whose two commands have fixed arguments any git reads the same way. They
-    // name the binary themselves (which skips the runner's wait on the check), the check
-    // runs beside them, and its verdict still comes first: nothing else runs before it.
-    let git = crate::process::program::git().map_err(|e| GitError::run(&["git".to_owned()], e))?;
     // `--show-toplevel` comes last: in a bare repository it fails after the rest printed.
     let layout = Invocation::new(Program::Git)
-        .program_path(git)
         .dir(dir)
         .args([
             "--no-optional-locks",
@@ -280,9 +274,8 @@ async fn discover(
         .capture(64 * 1024, cancel);
     // Filter drivers the repository itself defines could run a program during `status`
     // or `diff`; merge drivers of any scope during `merge-tree`. Each gets disarmed.
-    let drivers = drivers::own(git, dir, config.user.home.as_deref(), cancel);
-    let (version, layout, drivers) = tokio::join!(super::version(), layout, drivers);
-    version?;
+    let drivers = drivers::own(dir, config.user.home.as_deref(), cancel);
+    let (layout, drivers) = tokio::join!(layout, drivers);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let layout = layout.map_err(|e| GitError::run(&args(&["git", "rev-parse"]), e))?;
     let text = String::from_utf8_lossy(&layout.sink.bytes);
