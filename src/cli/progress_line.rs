@@ -40,6 +40,8 @@ impl Line {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(spinner_style());
         bar.set_message(message);
+        // Drawn at once, not at the first tick: a short request still shows what it did.
+        bar.tick();
         bar.enable_steady_tick(TICK);
         Line { bar }
     }

@@ -99,7 +99,9 @@ impl Rig {
     }
 
     pub async fn run(&self, id: &str) -> StatusRecord {
-        self.exec.run(id, &self.cancel).await.unwrap()
+        // On the heap, as the gateway's spawned task holds it: a plan's future nests every
+        // step's and a rollback's, more than a test thread's stack holds in a debug build.
+        Box::pin(self.exec.run(id, &self.cancel)).await.unwrap()
     }
 
     /// Approves and runs a proposal whose pins moved after it was made: it must fail

@@ -38,6 +38,8 @@ impl Terminal {
         };
         let mut cmd = command(fixture, args, &[]);
         cmd.stdin(tty()).stdout(tty()).stderr(tty());
+        // A terminal that draws, as a person's does (progress lines stay off on `dumb`).
+        cmd.env("TERM", "xterm");
         // A process group of its own, as a shell starts a job.
         cmd.process_group(0);
         let child = cmd.spawn().unwrap();
@@ -182,6 +184,8 @@ fn approve_on_a_terminal_takes_the_typed_code_and_refuses_without_one() {
     let (exit, screen) = term.finish();
     assert!(exit.success(), "{screen}");
     assert!(screen.contains(&format!("restored {rp}")), "{screen}");
+    // While the gateway restores, the terminal shows a progress line naming the point.
+    assert!(screen.contains(&format!("restoring {rp}")), "{screen}");
     assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
     assert!(!repo.join("notes.txt").exists());
 }

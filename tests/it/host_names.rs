@@ -312,10 +312,16 @@ fn a_strict_host_accepts_every_list_and_every_tool_answers_to_both_names() {
 fn with_the_spec_tools_every_list_stays_strict() {
     let fx = Fixture::new();
     let root = fx.root().display().to_string();
-    let args = ["--allowed-root", root.as_str()];
+    // The spec tools are served only with a workspace descriptor.
+    let workspace = fx.workspace_file(&fx.root());
+    let args = ["--allowed-root", root.as_str(), "--workspace", &workspace];
+    let has_spec_tools = |tools: &[Value]| tools.iter().any(|t| t["name"] == "create-proposal");
     for era in LEGACY.iter().copied().chain([MODERN]) {
         let (mut stdio, _) = Stdio::open(&fx, &args, &[], era);
-        strict_list(&mut stdio, &format!("stdio {era}"));
+        let tools = strict_list(&mut stdio, &format!("stdio {era}"));
+        assert!(has_spec_tools(&tools), "stdio {era}: no spec tools");
+        // Over HTTP the spec tools come with a workspace capability's URL, not with
+        // `--workspace`; the names are the same ones.
         let (mut http, _) = Http::open(&fx, &args, &[], era);
         strict_list(&mut http, &format!("http {era}"));
     }
