@@ -14,6 +14,7 @@ use super::index_file::{self, Entry};
 use super::{ObjectFormat, Oid};
 
 const INTENT_TO_ADD: u16 = 0x2000;
+const SKIP_WORKTREE: u16 = 0x4000;
 const GITLINK: u32 = 0o160000;
 
 /// The commit the index records as a gitlink (a submodule) at `rel`, unconflicted;
@@ -43,13 +44,41 @@ pub fn tree(index: &Path, format: ObjectFormat) -> Option<Oid> {
 
 /// [`tree`] of an index file's bytes, already read.
 pub fn tree_of(bytes: &[u8], format: ObjectFormat) -> Option<Oid> {
+    tree_and_skipped(bytes, format).0
+}
+
+/// An entry git keeps out of the worktree on purpose (skip-worktree: a sparse checkout,
+/// or `update-index --skip-worktree`). A sparse index's directory entry has the mode of a
+/// tree and a path ending in `/`.
+pub struct Skipped {
+    pub path: Vec<u8>,
+    pub mode: u32,
+    pub oid: Option<Oid>,
+}
+
+/// [`tree_of`], and from the same pass the unconflicted skip-worktree entries. An index
+/// of version 2 cannot hold the flag, so the common case costs nothing more. A split
+/// index lists only the entries this file holds.
+pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> (Option<Oid>, Vec<Skipped>) {
     let mut plain = true;
+    let mut skipped = Vec::new();
     let walked = index_file::walk(bytes, format, false, &mut |e| {
         plain &= e.stage() == 0 && e.extended & INTENT_TO_ADD == 0;
-    })?;
-    walked
+        if e.extended & SKIP_WORKTREE != 0 && e.stage() == 0 {
+            skipped.push(Skipped {
+                path: e.path.to_vec(),
+                mode: e.mode,
+                oid: index_file::oid_of(e.oid),
+            });
+        }
+    });
+    let Some(walked) = walked else {
+        return (None, Vec::new());
+    };
+    let tree = walked
         .tree
-        .filter(|_| plain && !walked.split && !walked.sparse)
+        .filter(|_| plain && !walked.split && !walked.sparse);
+    (tree, skipped)
 }
 
 /// Every entry of the index file at `index` to `visit`; the valid cache-tree root, if

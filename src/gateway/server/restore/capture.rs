@@ -78,6 +78,8 @@ pub struct Index {
     pub blob: Option<Mark>,
     pub tree: Option<Oid>,
     pub copy: Option<IndexCopy>,
+    /// The entries git keeps out of the worktree on purpose (skip-worktree).
+    pub skip_worktree: Vec<index_lookup::Skipped>,
 }
 
 /// The index file (conflict stages and flags included) and, when it has no conflicts,
@@ -96,9 +98,10 @@ pub async fn index(
             blob: None,
             tree: None,
             copy: None,
+            skip_worktree: Vec::new(),
         });
     };
-    let cached = index_lookup::tree_of(bytes, repo.object_format);
+    let (cached, skip_worktree) = index_lookup::tree_and_skipped(bytes, repo.object_format);
     // Handed over at once, fast-import compresses the blob while the rest is found out;
     // the bytes stay here for a copy, should git have to write the tree.
     let blob = Some(import.blob(bytes.to_vec()));
@@ -112,6 +115,7 @@ pub async fn index(
                 blob,
                 tree: Some(tree),
                 copy: None,
+                skip_worktree,
             });
         }
     }
@@ -123,6 +127,7 @@ pub async fn index(
         blob,
         tree,
         copy: Some(copy),
+        skip_worktree,
     })
 }
 

@@ -235,14 +235,22 @@ async fn with_worktree(
         captured["refs"] = json!(refmap);
         let mut index = index?;
         let (tree, copy) = (index.tree.clone(), index.copy.take());
+        let outside = std::mem::take(&mut index.skip_worktree);
         let kept = capture::keep(import, id, captured, Some(index), state?)?;
-        Ok::<_, OpError>((kept, tree, copy))
+        Ok::<_, OpError>((kept, tree, copy, outside))
     };
     let (known, listed) = tokio::join!(
         known,
         worktree::changes(git, top, what.caps, what.paths, steps)
     );
-    let (kept, tree, copy) = known?;
+    let (kept, tree, copy, outside) = known?;
+    let mut listed = listed?;
+    steps
+        .time(
+            "outside checkout",
+            listed.outside_checkout(git, top, what.caps, outside),
+        )
+        .await?;
     let commit = (
         format!("{}worktree", ref_base(id)),
         format!("gitward restore point {id}: worktree\n"),
@@ -251,7 +259,7 @@ async fn with_worktree(
         git,
         copy,
         top,
-        listed?,
+        listed,
         tree.as_ref(),
         what.caps,
         commit,
