@@ -44,7 +44,19 @@ pub fn tree(index: &Path, format: ObjectFormat) -> Option<Oid> {
 
 /// [`tree`] of an index file's bytes, already read.
 pub fn tree_of(bytes: &[u8], format: ObjectFormat) -> Option<Oid> {
-    tree_and_skipped(bytes, format).0
+    tree_and_skipped(bytes, format).tree
+}
+
+/// What [`tree_and_skipped`] found in one pass over an index.
+#[derive(Default)]
+pub struct Found {
+    /// [`tree_of`] the index.
+    pub tree: Option<Oid>,
+    /// The unconflicted skip-worktree entries.
+    pub skipped: Vec<Skipped>,
+    /// The index tracks a `.gitattributes` file (which may ask for line-ending conversion
+    /// or a filter).
+    pub attributes: bool,
 }
 
 /// An entry git keeps out of the worktree on purpose (skip-worktree: a sparse checkout,
@@ -56,14 +68,16 @@ pub struct Skipped {
     pub oid: Option<Oid>,
 }
 
-/// [`tree_of`], and from the same pass the unconflicted skip-worktree entries. An index
-/// of version 2 cannot hold the flag, so the common case costs nothing more. A split
-/// index lists only the entries this file holds.
-pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> (Option<Oid>, Vec<Skipped>) {
+/// [`tree_of`], and from the same pass the unconflicted skip-worktree entries and whether
+/// a `.gitattributes` file is tracked. A split index lists only the entries this file
+/// holds.
+pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> Found {
     let mut plain = true;
     let mut skipped = Vec::new();
+    let mut attributes = false;
     let walked = index_file::walk(bytes, format, false, &mut |e| {
         plain &= e.stage() == 0 && e.extended & INTENT_TO_ADD == 0;
+        attributes |= e.path == b".gitattributes" || e.path.ends_with(b"/.gitattributes");
         if e.extended & SKIP_WORKTREE != 0 && e.stage() == 0 {
             skipped.push(Skipped {
                 path: e.path.to_vec(),
@@ -73,12 +87,16 @@ pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> (Option<Oid>, Vec
         }
     });
     let Some(walked) = walked else {
-        return (None, Vec::new());
+        return Found::default();
     };
     let tree = walked
         .tree
         .filter(|_| plain && !walked.split && !walked.sparse);
-    (tree, skipped)
+    Found {
+        tree,
+        skipped,
+        attributes,
+    }
 }
 
 /// Every entry of the index file at `index` to `visit`; the valid cache-tree root, if

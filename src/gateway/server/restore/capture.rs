@@ -80,6 +80,8 @@ pub struct Index {
     pub copy: Option<IndexCopy>,
     /// The entries git keeps out of the worktree on purpose (skip-worktree).
     pub skip_worktree: Vec<index_lookup::Skipped>,
+    /// The index tracks a `.gitattributes` file.
+    pub attributes: bool,
 }
 
 /// The index file (conflict stages and flags included) and, when it has no conflicts,
@@ -99,9 +101,11 @@ pub async fn index(
             tree: None,
             copy: None,
             skip_worktree: Vec::new(),
+            attributes: false,
         });
     };
-    let (cached, skip_worktree) = index_lookup::tree_and_skipped(bytes, repo.object_format);
+    let found = index_lookup::tree_and_skipped(bytes, repo.object_format);
+    let (cached, skip_worktree, attributes) = (found.tree, found.skipped, found.attributes);
     // Handed over at once, fast-import compresses the blob while the rest is found out;
     // the bytes stay here for a copy, should git have to write the tree.
     let blob = Some(import.blob(bytes.to_vec()));
@@ -116,6 +120,7 @@ pub async fn index(
                 tree: Some(tree),
                 copy: None,
                 skip_worktree,
+                attributes,
             });
         }
     }
@@ -128,6 +133,7 @@ pub async fn index(
         tree,
         copy: Some(copy),
         skip_worktree,
+        attributes,
     })
 }
 

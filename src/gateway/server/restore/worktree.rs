@@ -268,14 +268,15 @@ impl Listed {
 }
 
 impl Listed {
-    /// Takes in the entries git keeps out of the worktree on purpose (skip-worktree: a
-    /// sparse checkout), which `diff-files` passes over. One absent from the disk is
-    /// recorded as absent, so the point's worktree lacks it as the disk does and a restore
-    /// neither writes it nor counts it as there; one present (left behind, or marked with
-    /// `update-index --skip-worktree` while being edited) is stored like a changed file,
-    /// so its bytes come back. A sparse index's directory entry present on disk is left
-    /// as the index has it.
-    pub async fn outside_checkout(
+    /// Takes in index entries `diff-files` passes over although the disk may differ from
+    /// the index's tree there. Skip-worktree entries (a sparse checkout): one absent from
+    /// the disk is recorded as absent, so the point's worktree lacks it as the disk does
+    /// and a restore neither writes it nor counts it as there; one present (left behind,
+    /// or marked with `update-index --skip-worktree` while being edited) is stored like a
+    /// changed file, so its bytes come back. A sparse index's directory entry present on
+    /// disk is left as the index has it. Files whose line endings git converts
+    /// ([`converted`]) are stored as they are on disk.
+    pub async fn unlisted(
         &mut self,
         git: &Git<'_>,
         top: &Path,
@@ -285,7 +286,7 @@ impl Listed {
         if entries.is_empty() {
             return Ok(());
         }
-        let seen: HashSet<Vec<u8>> = self
+        let mut seen: HashSet<Vec<u8>> = self
             .removed
             .iter()
             .chain(self.found.iter().map(|f| &f.candidate.path))
@@ -299,7 +300,7 @@ impl Listed {
                     if let Some(dir) = e.path.strip_suffix(b"/") {
                         e.path = dir.to_vec();
                     }
-                    if seen.contains(&e.path) {
+                    if !seen.insert(e.path.clone()) {
                         return None;
                     }
                     let d = on_disk(&top, &e.path, &caps);
@@ -338,6 +339,24 @@ impl Listed {
         }
         Ok(())
     }
+}
+
+/// The tracked files git counts unchanged whose bytes on disk differ from their index
+/// blob by line-ending conversion, as entries for [`Listed::unlisted`].
+pub async fn converted(git: &Git<'_>) -> Result<Vec<Skipped>, OpError> {
+    let paths = crate::git::ls_files::converted(git).await?.ok_or_else(|| {
+        OpError::Unsupported(
+            "too many files with converted line endings for a restore point".into(),
+        )
+    })?;
+    Ok(paths
+        .into_iter()
+        .map(|path| Skipped {
+            path,
+            mode: MODE_FILE,
+            oid: None,
+        })
+        .collect())
 }
 
 /// The worktree commit to write, what tells how many of its files were stored, and the
