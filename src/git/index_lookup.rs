@@ -14,6 +14,7 @@ use super::index_file::{self, Entry};
 use super::{ObjectFormat, Oid};
 
 const INTENT_TO_ADD: u16 = 0x2000;
+const SKIP_WORKTREE: u16 = 0x4000;
 const GITLINK: u32 = 0o160000;
 
 /// The commit the index records as a gitlink (a submodule) at `rel`, unconflicted;
@@ -43,13 +44,59 @@ pub fn tree(index: &Path, format: ObjectFormat) -> Option<Oid> {
 
 /// [`tree`] of an index file's bytes, already read.
 pub fn tree_of(bytes: &[u8], format: ObjectFormat) -> Option<Oid> {
+    tree_and_skipped(bytes, format).tree
+}
+
+/// What [`tree_and_skipped`] found in one pass over an index.
+#[derive(Default)]
+pub struct Found {
+    /// [`tree_of`] the index.
+    pub tree: Option<Oid>,
+    /// The unconflicted skip-worktree entries.
+    pub skipped: Vec<Skipped>,
+    /// The index tracks a `.gitattributes` file (which may ask for line-ending conversion
+    /// or a filter).
+    pub attributes: bool,
+}
+
+/// An entry git keeps out of the worktree on purpose (skip-worktree: a sparse checkout,
+/// or `update-index --skip-worktree`). A sparse index's directory entry has the mode of a
+/// tree and a path ending in `/`.
+pub struct Skipped {
+    pub path: Vec<u8>,
+    pub mode: u32,
+    pub oid: Option<Oid>,
+}
+
+/// [`tree_of`], and from the same pass the unconflicted skip-worktree entries and whether
+/// a `.gitattributes` file is tracked. A split index lists only the entries this file
+/// holds.
+pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> Found {
     let mut plain = true;
+    let mut skipped = Vec::new();
+    let mut attributes = false;
     let walked = index_file::walk(bytes, format, false, &mut |e| {
         plain &= e.stage() == 0 && e.extended & INTENT_TO_ADD == 0;
-    })?;
-    walked
+        attributes |= e.path == b".gitattributes" || e.path.ends_with(b"/.gitattributes");
+        if e.extended & SKIP_WORKTREE != 0 && e.stage() == 0 {
+            skipped.push(Skipped {
+                path: e.path.to_vec(),
+                mode: e.mode,
+                oid: index_file::oid_of(e.oid),
+            });
+        }
+    });
+    let Some(walked) = walked else {
+        return Found::default();
+    };
+    let tree = walked
         .tree
-        .filter(|_| plain && !walked.split && !walked.sparse)
+        .filter(|_| plain && !walked.split && !walked.sparse);
+    Found {
+        tree,
+        skipped,
+        attributes,
+    }
 }
 
 /// Every entry of the index file at `index` to `visit`; the valid cache-tree root, if

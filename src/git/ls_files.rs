@@ -25,6 +25,48 @@ pub async fn gitlinks(git: &Git<'_>, max: usize) -> Result<Stages, GitError> {
     Ok(done.sink.finish(true)?)
 }
 
+/// The tracked files whose bytes on disk differ from their index blob's only by git's
+/// line-ending conversion (`ls-files --eol`: the index side and the worktree side end
+/// their lines differently), so git counts them unchanged; `None` when the listing
+/// passed its cap.
+pub async fn converted(git: &Git<'_>) -> Result<Option<Vec<Vec<u8>>>, GitError> {
+    let out = git
+        .cmd(["ls-files", "-z", "--eol"])
+        .capture(MAX_LISTING)
+        .await?;
+    if out.stopped_early || out.sink.truncated {
+        return Ok(None);
+    }
+    Ok(Some(parse_converted(&out.sink.bytes)))
+}
+
+fn parse_converted(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for record in bytes.split(|b| *b == 0) {
+        let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+            continue;
+        };
+        let (info, path) = (&record[..tab], &record[tab + 1..]);
+        let mut index = None;
+        let mut worktree = None;
+        for field in info.split(u8::is_ascii_whitespace) {
+            if let Some(v) = field.strip_prefix(b"i/") {
+                index = Some(v);
+            } else if let Some(v) = field.strip_prefix(b"w/") {
+                worktree = Some(v);
+            }
+        }
+        if let (Some(i), Some(w)) = (index, worktree)
+            && !i.is_empty()
+            && !w.is_empty()
+            && i != w
+        {
+            out.push(path.to_vec());
+        }
+    }
+    out
+}
+
 /// Every index entry (`ls-files --stage -z`) exactly as git prints it: mode, object,
 /// stage and path of each, for a digest of the whole index.
 pub async fn stages_raw(git: &Git<'_>) -> Result<Vec<u8>, GitError> {
@@ -221,5 +263,23 @@ mod tests {
             .map(|c| String::from_utf8_lossy(&c.path).into_owned())
             .collect();
         assert_eq!(got, ["a.txt", "gone", "both\tx"]);
+    }
+}
+
+#[cfg(test)]
+mod converted_tests {
+    use super::parse_converted;
+
+    #[test]
+    fn only_files_whose_line_endings_differ_on_disk_are_listed() {
+        let listed = b"i/lf    w/crlf  attr/text eol=crlf    \ta.txt\0\
+i/lf    w/lf    attr/text eol=crlf    \tb.txt\0\
+i/-text w/-text attr/-text            \tc.bin\0\
+i/lf    w/      attr/                 \tgone.txt\0\
+i/crlf  w/mixed attr/                 \td e.txt\0";
+        assert_eq!(
+            parse_converted(listed),
+            vec![b"a.txt".to_vec(), b"d e.txt".to_vec()]
+        );
     }
 }

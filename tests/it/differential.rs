@@ -180,30 +180,21 @@ fn more_strategies_and_modes_match_git_and_restore() {
 
 #[test]
 fn every_operation_matches_git_and_restores_with_line_ending_attributes() {
-    // Left out until fixed: a rebase rewrites `dir1/m.txt` (LF on disk, `eol=crlf`) as
-    // CRLF; its restore point kept the file as its index blob, so the restore sees nothing
-    // to write back, leaves CRLF where LF was, and `git status` then shows the file
-    // modified (the restored index's stat data name the old size).
-    let ops: Vec<&Op> = MATRIX.iter().filter(|op| op.kind != "rebase").collect();
-    suite("eol", &ops);
-}
-
-/// Left out until fixed: `branch` (checking out `side`, which lacks `dir1/m.txt`) and its
-/// restore. `dir1/m.txt` lies outside the sparse checkout, so it was never on disk; the
-/// restore point keeps it as its index entry (git's listing of worktree changes passes
-/// over skip-worktree entries), and the restore writes it into the worktree.
-fn sparse_ops() -> Vec<&'static Op> {
-    MATRIX.iter().filter(|op| op.kind != "branch").collect()
+    // A rebase rewrites `dir1/m.txt` (LF on disk, `eol=crlf`) as CRLF: its restore must
+    // put the LF bytes back, which the file's index blob alone does not tell.
+    suite("eol", &matrix());
 }
 
 #[test]
 fn every_operation_matches_git_and_restores_in_a_cone_sparse_checkout() {
-    suite("sparse-cone", &sparse_ops());
+    // `branch` checks out `side`, which lacks `dir1/m.txt`, a file outside the sparse
+    // checkout: its restore must leave the file absent, as git's sparse checkout has it.
+    suite("sparse-cone", &matrix());
 }
 
 #[test]
 fn every_operation_matches_git_and_restores_in_a_non_cone_sparse_checkout() {
-    suite("sparse-nocone", &sparse_ops());
+    suite("sparse-nocone", &matrix());
 }
 
 #[test]

@@ -78,6 +78,10 @@ pub struct Index {
     pub blob: Option<Mark>,
     pub tree: Option<Oid>,
     pub copy: Option<IndexCopy>,
+    /// The entries git keeps out of the worktree on purpose (skip-worktree).
+    pub skip_worktree: Vec<index_lookup::Skipped>,
+    /// The index tracks a `.gitattributes` file.
+    pub attributes: bool,
 }
 
 /// The index file (conflict stages and flags included) and, when it has no conflicts,
@@ -96,9 +100,12 @@ pub async fn index(
             blob: None,
             tree: None,
             copy: None,
+            skip_worktree: Vec::new(),
+            attributes: false,
         });
     };
-    let cached = index_lookup::tree_of(bytes, repo.object_format);
+    let found = index_lookup::tree_and_skipped(bytes, repo.object_format);
+    let (cached, skip_worktree, attributes) = (found.tree, found.skipped, found.attributes);
     // Handed over at once, fast-import compresses the blob while the rest is found out;
     // the bytes stay here for a copy, should git have to write the tree.
     let blob = Some(import.blob(bytes.to_vec()));
@@ -112,6 +119,8 @@ pub async fn index(
                 blob,
                 tree: Some(tree),
                 copy: None,
+                skip_worktree,
+                attributes,
             });
         }
     }
@@ -123,6 +132,8 @@ pub async fn index(
         blob,
         tree,
         copy: Some(copy),
+        skip_worktree,
+        attributes,
     })
 }
 

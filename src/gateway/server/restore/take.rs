@@ -235,14 +235,38 @@ async fn with_worktree(
         captured["refs"] = json!(refmap);
         let mut index = index?;
         let (tree, copy) = (index.tree.clone(), index.copy.take());
+        let outside = std::mem::take(&mut index.skip_worktree);
+        let attributes = index.attributes;
         let kept = capture::keep(import, id, captured, Some(index), state?)?;
-        Ok::<_, OpError>((kept, tree, copy))
+        Ok::<_, OpError>((kept, tree, copy, outside, attributes))
     };
     let (known, listed) = tokio::join!(
         known,
         worktree::changes(git, top, what.caps, what.paths, steps)
     );
-    let (kept, tree, copy) = known?;
+    let (kept, tree, copy, outside, attributes) = known?;
+    let mut listed = listed?;
+    steps
+        .time(
+            "outside checkout",
+            listed.unlisted(git, top, what.caps, outside),
+        )
+        .await?;
+    // A file git counts unchanged may still differ from its index blob on disk when
+    // line endings are converted: its bytes are stored too, so a restore puts back what
+    // was on disk. Only a repository whose configuration or attributes may convert pays
+    // for the listing.
+    if repo.converts_files || attributes || repo.common_dir.join("info/attributes").exists() {
+        let converted = steps
+            .time("converted files", worktree::converted(git))
+            .await?;
+        steps
+            .time(
+                "store converted",
+                listed.unlisted(git, top, what.caps, converted),
+            )
+            .await?;
+    }
     let commit = (
         format!("{}worktree", ref_base(id)),
         format!("gitward restore point {id}: worktree\n"),
@@ -251,7 +275,7 @@ async fn with_worktree(
         git,
         copy,
         top,
-        listed?,
+        listed,
         tree.as_ref(),
         what.caps,
         commit,

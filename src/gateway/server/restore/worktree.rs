@@ -31,6 +31,10 @@ use crate::operation::pins;
 use crate::parse::cat_file_batch::Answer;
 use crate::safe_file::Refusal;
 
+mod unlisted;
+
+pub use unlisted::converted;
+
 /// The most bytes of changed files read into memory for one point; beyond it git reads
 /// them itself (`hash-object`), one process for all.
 const INLINE_BYTES: u64 = 64 * 1024 * 1024;
