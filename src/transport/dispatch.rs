@@ -7,11 +7,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::elicit::{self, Standing};
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
@@ -19,10 +20,11 @@ use super::logging;
 use super::outgoing::{self, Outgoing, RequestChannel};
 use super::protocol::{self, Version, meta};
 use super::reply::{CallReply, Reply};
+pub use super::settle::settle;
 use crate::config::Config;
 use crate::error::{ToolError, code};
 use crate::model::tool_name;
-use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
+use crate::observe::{CallEvent, CallObserver, ClientInfo};
 use crate::process::CancellationToken;
 use crate::tools::{self, CallCtx, Rendered};
 
@@ -83,6 +85,8 @@ pub struct Session {
     /// Set by `initialize` (legacy era only).
     version: Option<Version>,
     client: ClientInfo,
+    /// The client declared URL-mode elicitation.
+    url_elicitation: bool,
 }
 
 impl Session {
@@ -92,6 +96,7 @@ impl Session {
         Session {
             version: Some(version),
             client,
+            url_elicitation: false,
         }
     }
 }
@@ -110,6 +115,8 @@ pub struct Handler {
     log: Mutex<super::logging::LogState>,
     observers: Observers,
     shutdown: CancellationToken,
+    /// Where a proposal's review request goes (see [`elicit`]).
+    standing: Standing,
 }
 
 /// Which of a server's conversations a handler serves, as presence tells them apart.
@@ -142,6 +149,8 @@ impl Conversation {
 struct Era {
     version: Version,
     client: ClientInfo,
+    /// The client declared URL-mode elicitation.
+    url_elicitation: bool,
 }
 
 impl Handler {
@@ -155,6 +164,7 @@ impl Handler {
             log: Mutex::new(super::logging::LogState::default()),
             observers,
             shutdown,
+            standing: Standing::default(),
         }
     }
 
@@ -183,6 +193,11 @@ impl Handler {
 
     pub fn config(&self) -> &Arc<Config> {
         &self.config
+    }
+
+    /// The conversation's way to its client outside any request, set by the transport.
+    pub fn standing(&self) -> &Standing {
+        &self.standing
     }
 
     /// What the handshake settled so far: the version (none before `initialize`) and the
@@ -324,6 +339,7 @@ impl Handler {
             return Ok(Era {
                 version,
                 client: client_info(info),
+                url_elicitation: elicit::declares_url(meta_obj.get(meta::CLIENT_CAPABILITIES)),
             });
         }
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
@@ -331,6 +347,7 @@ impl Handler {
             Some(version) => Ok(Era {
                 version,
                 client: session.client.clone(),
+                url_elicitation: session.url_elicitation,
             }),
             None => Err(invalid_params(
                 id,
@@ -424,6 +441,7 @@ impl Handler {
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         session.version = Some(version);
         session.client = client_info(params.get("clientInfo"));
+        session.url_elicitation = elicit::declares_url(params.get("capabilities"));
         jsonrpc::result(
             id,
             json!({
@@ -501,6 +519,12 @@ impl Handler {
             conversation: conversation.as_deref(),
         })
         .await;
+        if era.url_elicitation && !outcome.is_error && !era.version.is_modern() {
+            let tool = tool.map_or(name, |t| t.name);
+            let result = &outcome.rendered.structured;
+            let stop = self.shutdown.child_token();
+            elicit::ask(&self.config, &self.standing, stop, tool, &args, result);
+        }
         Ok(CallReply {
             id,
             rendered: outcome.rendered,
@@ -517,31 +541,6 @@ impl Handler {
             pending.extend(observer.on_call(event));
         }
         settle(pending).await;
-    }
-}
-
-/// The longest a response waits for its observers. A ledger that cannot write releases
-/// its calls at once; this bounds the wait behind a lock some other process holds and
-/// does not release (stopped, say), so a call is delayed, never hung.
-const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Waits for every observer's [`Settled`] (a dropped one counts as settled), at most
-/// `SETTLE_LIMIT` in all.
-pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
-    let all = async {
-        for settled in pending {
-            let _ = settled.await;
-        }
-    };
-    if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            crate::observe::notes::warn(format!(
-                "a call's audit entry was not written within {}s (is another process \
-                 holding the ledger's lock?); answering without waiting for it",
-                SETTLE_LIMIT.as_secs()
-            ));
-        });
     }
 }
 

@@ -2,6 +2,7 @@
 //! protocol eras and the serving loops.
 
 pub mod dispatch;
+pub mod elicit;
 pub mod framing;
 mod guard;
 pub mod http;
@@ -13,6 +14,7 @@ pub mod outgoing;
 pub mod protocol;
 pub mod reply;
 pub mod server;
+mod settle;
 pub mod stdin;
 
 pub use server::{Server, run_tool, settle, unknown_tool};
