@@ -216,7 +216,7 @@ impl Handler {
         if method == "initialize" {
             return Some(self.initialize(id.clone(), params));
         }
-        if method == "ping" && !has_modern_meta(params) {
+        if method == "ping" && !protocol::has_modern_meta(params) {
             return Some(jsonrpc::result(id.clone(), json!({})));
         }
         None
@@ -461,12 +461,20 @@ impl Handler {
         cancel: CancellationToken,
         channel: &RequestChannel,
     ) -> Result<CallReply, Value> {
+        // `Err` is any answer that is not the tool's own: an error, or a question first.
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(invalid_params(
                 &id,
                 "tools/call: \"name\" must be a string".into(),
             ));
         };
+        // The second leg of a call that asked its client (2026-07-28): the kept answer.
+        if let Some(state) = params
+            .get("requestState")
+            .filter(|_| era.version.is_modern())
+        {
+            return super::rounds::resume(id, state);
+        }
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
         let conversation = self.conversation.key(&era.client);
         let started = Instant::now();
@@ -519,18 +527,17 @@ impl Handler {
             conversation: conversation.as_deref(),
         })
         .await;
-        if era.url_elicitation && !outcome.is_error && !era.version.is_modern() {
-            let tool = tool.map_or(name, |t| t.name);
-            let result = &outcome.rendered.structured;
-            let stop = self.shutdown.child_token();
-            elicit::ask(&self.config, &self.standing, stop, tool, &args, result);
-        }
-        Ok(CallReply {
+        let reply = CallReply {
             id,
             rendered: outcome.rendered,
             is_error: outcome.is_error,
             version: era.version,
-        })
+        };
+        if !era.url_elicitation || reply.is_error {
+            return Ok(reply);
+        }
+        let (tool, stop) = (tool.map_or(name, |t| t.name), self.shutdown.child_token());
+        elicit::offer(&self.config, &self.standing, stop, tool, &args, reply)
     }
 
     /// Tells every observer, then waits until each has kept what it must: the response
@@ -554,13 +561,6 @@ pub fn unknown_tool(config: &Config, name: &str) -> Value {
         "readOnlyTools": read.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
         "writeProposalTools": write.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
     })
-}
-
-fn has_modern_meta(params: &Map<String, Value>) -> bool {
-    params
-        .get("_meta")
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
 }
 
 fn invalid_params(id: &Id, details: String) -> Value {

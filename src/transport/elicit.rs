@@ -18,6 +18,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::outgoing::Outgoing;
+use super::reply::CallReply;
+use super::rounds;
 use crate::config::Config;
 use crate::gateway::addr::GatewayAddr;
 use crate::gateway::api::Status;
@@ -179,21 +181,31 @@ fn shown(text: &str) -> String {
     line.chars().filter(|c| !c.is_control()).take(60).collect()
 }
 
-/// Asks the client over `standing` to take the person to the card of the proposal a call
-/// of `tool` made, if it made one (see [`follow`]).
-pub fn ask(
+/// The answer to a successful call of `tool` from a client that declared URL mode. When
+/// the call made a proposal whose card can be linked: in the legacy eras the same answer,
+/// the review asked beside it (see [`follow`]); in 2026-07-28, where only an answer can
+/// ask, `Err` with the `input_required` answer (see [`super::rounds`]).
+pub fn offer(
     config: &Config,
     standing: &Standing,
     stop: CancellationToken,
     tool: &str,
     args: &Value,
-    result: &RawValue,
-) {
-    let review = Review::of_call(config, tool, args, result);
-    let gateway = Client::from_configured(config.gateway_addr.as_deref());
-    if let (Some(review), Ok(gateway)) = (review, gateway) {
+    reply: CallReply,
+) -> Result<CallReply, Value> {
+    let Some(review) = Review::of_call(config, tool, args, &reply.rendered.structured) else {
+        return Ok(reply);
+    };
+    if reply.version.is_modern() {
+        return match rounds::ask(reply, &review) {
+            Ok(asking) => Err(asking),
+            Err(reply) => Ok(reply),
+        };
+    }
+    if let Ok(gateway) = Client::from_configured(config.gateway_addr.as_deref()) {
         follow(review, standing.clone(), gateway, stop);
     }
+    Ok(reply)
 }
 
 /// Asks the client to show `review`, then follows its proposal at `gateway` and says when

@@ -13,6 +13,7 @@ pub mod opening;
 pub mod outgoing;
 pub mod protocol;
 pub mod reply;
+mod rounds;
 pub mod server;
 mod settle;
 pub mod stdin;

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Lines, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -20,12 +20,13 @@ fn root() -> &'static Path {
 
 fn node_ready() -> bool {
     let sdk = root().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if sdk.exists() {
+    let v2 = root().join("node_modules/@modelcontextprotocol/client/package.json");
+    if sdk.exists() && v2.exists() {
         return true;
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "node_modules lacks the pinned MCP SDK in CI: scripts/setup must install it"
+        "node_modules lacks the pinned MCP SDK or v2 client in CI: scripts/setup must install it"
     );
     eprintln!("SKIPPED elicitation interop: run scripts/setup to install the pinned Node packages");
     false
@@ -39,6 +40,24 @@ fn repo(fx: &Fixture) -> PathBuf {
     fx.commit(&repo, "b.txt", "two\n", "second");
     fx.git(&repo, &["checkout", "-q", "main"]);
     repo
+}
+
+/// The proposal every test makes.
+fn merge_call(repo: &Path) -> Value {
+    json!({"name": "operation_preview_merge", "arguments": {
+        "repoPath": repo, "reason": "bring the feature in",
+        "sourceRef": "feature", "targetRef": "main"}})
+}
+
+/// `node` in the checkout with the fixture's environment, pointed at `gateway`.
+fn node(fx: &Fixture, gateway: &Gateway) -> Command {
+    let mut cmd = Command::new("node");
+    cmd.current_dir(root())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .envs(fx.env())
+        .env("FLUXGIT_MCP_HANDSHAKE_ADDR", &gateway.handshake);
+    cmd
 }
 
 /// The driver, running: its events line by line, its stdin to say "decided".
@@ -56,16 +75,9 @@ impl Driver {
             "serverArgs": [],
             "http": http,
             "answer": answer,
-            "call": {"name": "operation_preview_merge", "arguments": {
-                "repoPath": repo, "reason": "bring the feature in",
-                "sourceRef": "feature", "targetRef": "main"}},
+            "call": merge_call(repo),
         });
-        let mut child = std::process::Command::new("node")
-            .current_dir(root())
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .envs(fx.env())
-            .env("FLUXGIT_MCP_HANDSHAKE_ADDR", &gateway.handshake)
+        let mut child = node(fx, gateway)
             .arg("tests/interop/ts_elicit.mjs")
             .arg(plan.to_string())
             .stdin(Stdio::piped())
@@ -236,4 +248,71 @@ fn a_client_without_url_elicitation_is_sent_nothing_new() {
     assert_eq!(quiet["requests"], json!([]), "{quiet}");
     assert_eq!(quiet["notifications"], json!([]), "{quiet}");
     driver.finish();
+}
+
+/// 2026-07-28: the call itself asks (`input_required`), the client's handler answers, and
+/// its second call gets the proposal the first one made, still pending; without the
+/// capability the call answers at once, unasked.
+fn asked_inside_the_call(answer: Value) {
+    let fx = Fixture::new();
+    let repo = repo(&fx);
+    let gateway = Gateway::start(&fx, &[]);
+    let plan = json!({"bin": gitward_bin(), "answer": answer, "call": merge_call(&repo)});
+    let out = node(&fx, &gateway)
+        .arg("tests/interop/ts_v2_elicit.mjs")
+        .arg(plan.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let result = events.pop().unwrap();
+    assert_eq!(result["event"], "result", "{result}");
+    assert_eq!(result["protocolVersion"], "2026-07-28", "{result}");
+    let id = proposed(&result);
+    if answer.is_null() {
+        assert_eq!(events, Vec::<Value>::new());
+    } else {
+        assert_eq!(events.len(), 1, "{events:?}");
+        let asked = &events[0]["params"];
+        assert_eq!(asked["mode"], "url", "{asked}");
+        assert_eq!(
+            asked["url"],
+            json!(format!("{}#proposal={id}", gateway.ui)),
+            "{asked}"
+        );
+        assert_eq!(
+            asked["message"], "gitward asks you to review: merge feature into main",
+            "{asked}"
+        );
+    }
+    assert_eq!(status(&gateway, &id), "pending");
+}
+
+#[test]
+fn in_the_2026_era_an_accepted_review_is_asked_inside_the_call() {
+    if node_ready() {
+        asked_inside_the_call(json!("accept"));
+    }
+}
+
+#[test]
+fn in_the_2026_era_a_declined_review_still_gets_the_proposal() {
+    if node_ready() {
+        asked_inside_the_call(json!("decline"));
+    }
+}
+
+#[test]
+fn in_the_2026_era_a_client_without_url_elicitation_is_answered_unasked() {
+    if node_ready() {
+        asked_inside_the_call(Value::Null);
+    }
 }
