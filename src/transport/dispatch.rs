@@ -7,11 +7,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use super::elicit::{self, Standing};
 use super::guard;
 use super::instructions::instructions;
 use super::jsonrpc::{self, Id};
@@ -19,10 +20,11 @@ use super::logging;
 use super::outgoing::{self, Outgoing, RequestChannel};
 use super::protocol::{self, Version, meta};
 use super::reply::{CallReply, Reply};
+pub use super::settle::settle;
 use crate::config::Config;
 use crate::error::{ToolError, code};
 use crate::model::tool_name;
-use crate::observe::{CallEvent, CallObserver, ClientInfo, Settled};
+use crate::observe::{CallEvent, CallObserver, ClientInfo};
 use crate::process::CancellationToken;
 use crate::tools::{self, CallCtx, Rendered};
 
@@ -83,6 +85,8 @@ pub struct Session {
     /// Set by `initialize` (legacy era only).
     version: Option<Version>,
     client: ClientInfo,
+    /// The client declared URL-mode elicitation.
+    url_elicitation: bool,
 }
 
 impl Session {
@@ -92,6 +96,7 @@ impl Session {
         Session {
             version: Some(version),
             client,
+            url_elicitation: false,
         }
     }
 }
@@ -110,6 +115,8 @@ pub struct Handler {
     log: Mutex<super::logging::LogState>,
     observers: Observers,
     shutdown: CancellationToken,
+    /// Where a proposal's review request goes (see [`elicit`]).
+    standing: Standing,
 }
 
 /// Which of a server's conversations a handler serves, as presence tells them apart.
@@ -142,6 +149,8 @@ impl Conversation {
 struct Era {
     version: Version,
     client: ClientInfo,
+    /// The client declared URL-mode elicitation.
+    url_elicitation: bool,
 }
 
 impl Handler {
@@ -155,6 +164,7 @@ impl Handler {
             log: Mutex::new(super::logging::LogState::default()),
             observers,
             shutdown,
+            standing: Standing::default(),
         }
     }
 
@@ -185,6 +195,11 @@ impl Handler {
         &self.config
     }
 
+    /// The conversation's way to its client outside any request, set by the transport.
+    pub fn standing(&self) -> &Standing {
+        &self.standing
+    }
+
     /// What the handshake settled so far: the version (none before `initialize`) and the
     /// client.
     pub fn settled(&self) -> (Option<Version>, ClientInfo) {
@@ -201,7 +216,7 @@ impl Handler {
         if method == "initialize" {
             return Some(self.initialize(id.clone(), params));
         }
-        if method == "ping" && !has_modern_meta(params) {
+        if method == "ping" && !protocol::has_modern_meta(params) {
             return Some(jsonrpc::result(id.clone(), json!({})));
         }
         None
@@ -324,6 +339,7 @@ impl Handler {
             return Ok(Era {
                 version,
                 client: client_info(info),
+                url_elicitation: elicit::declares_url(meta_obj.get(meta::CLIENT_CAPABILITIES)),
             });
         }
         let session = self.session.lock().unwrap_or_else(|p| p.into_inner());
@@ -331,6 +347,7 @@ impl Handler {
             Some(version) => Ok(Era {
                 version,
                 client: session.client.clone(),
+                url_elicitation: session.url_elicitation,
             }),
             None => Err(invalid_params(
                 id,
@@ -424,6 +441,7 @@ impl Handler {
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
         session.version = Some(version);
         session.client = client_info(params.get("clientInfo"));
+        session.url_elicitation = elicit::declares_url(params.get("capabilities"));
         jsonrpc::result(
             id,
             json!({
@@ -443,12 +461,20 @@ impl Handler {
         cancel: CancellationToken,
         channel: &RequestChannel,
     ) -> Result<CallReply, Value> {
+        // `Err` is any answer that is not the tool's own: an error, or a question first.
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err(invalid_params(
                 &id,
                 "tools/call: \"name\" must be a string".into(),
             ));
         };
+        // The second leg of a call that asked its client (2026-07-28): the kept answer.
+        if let Some(state) = params
+            .get("requestState")
+            .filter(|_| era.version.is_modern())
+        {
+            return super::rounds::resume(id, state);
+        }
         let args = params.get("arguments").cloned().unwrap_or(Value::Null);
         let conversation = self.conversation.key(&era.client);
         let started = Instant::now();
@@ -501,12 +527,17 @@ impl Handler {
             conversation: conversation.as_deref(),
         })
         .await;
-        Ok(CallReply {
+        let reply = CallReply {
             id,
             rendered: outcome.rendered,
             is_error: outcome.is_error,
             version: era.version,
-        })
+        };
+        if !era.url_elicitation || reply.is_error {
+            return Ok(reply);
+        }
+        let (tool, stop) = (tool.map_or(name, |t| t.name), self.shutdown.child_token());
+        elicit::offer(&self.config, &self.standing, stop, tool, &args, reply)
     }
 
     /// Tells every observer, then waits until each has kept what it must: the response
@@ -520,31 +551,6 @@ impl Handler {
     }
 }
 
-/// The longest a response waits for its observers. A ledger that cannot write releases
-/// its calls at once; this bounds the wait behind a lock some other process holds and
-/// does not release (stopped, say), so a call is delayed, never hung.
-const SETTLE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Waits for every observer's [`Settled`] (a dropped one counts as settled), at most
-/// `SETTLE_LIMIT` in all.
-pub async fn settle(pending: impl IntoIterator<Item = Settled>) {
-    let all = async {
-        for settled in pending {
-            let _ = settled.await;
-        }
-    };
-    if tokio::time::timeout(SETTLE_LIMIT, all).await.is_err() {
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            crate::observe::notes::warn(format!(
-                "a call's audit entry was not written within {}s (is another process \
-                 holding the ledger's lock?); answering without waiting for it",
-                SETTLE_LIMIT.as_secs()
-            ));
-        });
-    }
-}
-
 /// The error data of a call to a tool that is not served.
 pub fn unknown_tool(config: &Config, name: &str) -> Value {
     let (read, write): (Vec<_>, Vec<_>) =
@@ -555,13 +561,6 @@ pub fn unknown_tool(config: &Config, name: &str) -> Value {
         "readOnlyTools": read.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
         "writeProposalTools": write.iter().map(|t| tool_name::served(t.name)).collect::<Vec<_>>(),
     })
-}
-
-fn has_modern_meta(params: &Map<String, Value>) -> bool {
-    params
-        .get("_meta")
-        .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
 }
 
 fn invalid_params(id: &Id, details: String) -> Value {

@@ -2,6 +2,7 @@
 //! protocol eras and the serving loops.
 
 pub mod dispatch;
+pub mod elicit;
 pub mod framing;
 mod guard;
 pub mod http;
@@ -12,7 +13,9 @@ pub mod opening;
 pub mod outgoing;
 pub mod protocol;
 pub mod reply;
+mod rounds;
 pub mod server;
+mod settle;
 pub mod stdin;
 
 pub use server::{Server, run_tool, settle, unknown_tool};

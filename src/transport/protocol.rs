@@ -137,6 +137,14 @@ pub fn call_result(text: String, structured: Value, is_error: bool, version: Ver
 }
 
 /// Adds what every modern result carries.
+/// Whether a request carries the 2026-07-28 envelope.
+pub fn has_modern_meta(params: &Map<String, Value>) -> bool {
+    params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(meta::PROTOCOL_VERSION))
+}
+
 pub fn modern_result(mut result: Value) -> Value {
     if let Some(obj) = result.as_object_mut() {
         obj.insert("resultType".into(), "complete".into());

@@ -120,6 +120,9 @@ impl Server {
             shutdown.clone(),
             session,
         ));
+        // A proposal's review request reaches the client outside its request, on the
+        // same writer; closed however the loop ends, so the writer can finish.
+        let _standing = handler.standing().open(outgoing.clone());
         let mut first = first;
         let mut tasks = JoinSet::new();
         let inflight = guard::Inflight::new();

@@ -141,6 +141,28 @@ fn the_typescript_sdk_keeps_its_session_across_a_restart() {
 }
 
 #[test]
+fn the_typescript_v2_client_in_legacy_mode_keeps_its_session_across_a_restart() {
+    if !root()
+        .join("node_modules/@modelcontextprotocol/client/package.json")
+        .exists()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "scripts/setup installs the client"
+        );
+        return;
+    }
+    let fx = Fixture::new();
+    let summary = across_a_restart(
+        &fx,
+        Path::new("node"),
+        "tests/interop/ts_v2_http_restart.mjs",
+    );
+    assert_eq!(summary["sameSession"], true, "{summary}");
+    assert_eq!(summary["protocolVersion"], "2025-11-25", "{summary}");
+}
+
+#[test]
 fn the_python_sdk_keeps_its_session_across_a_restart() {
     let python = root().join(".venv/bin/python");
     if !python.exists() {

@@ -23,6 +23,7 @@ mod differential_edges;
 mod differential_fixtures;
 mod differential_ops;
 mod differential_support;
+mod elicit_ts;
 mod exec_capture;
 mod exec_capture_import;
 mod exec_capture_trees;

@@ -1,9 +1,11 @@
 //! `GET`: a session's server-to-client event stream; `DELETE`: the end of a session.
 //!
-//! gitward sends no unprompted messages (its tool list never changes and it asks clients
-//! for nothing; a request's progress rides that request's own response), so the stream
-//! carries only keep-alive comments until the session or the server ends. With nothing ever sent on it there is nothing to replay, so a
-//! `Last-Event-ID` resumes the stream as it was: empty.
+//! The one thing gitward sends a session unprompted is a proposal's review request and its
+//! completion (see [`crate::transport::elicit`]), for a client that declared URL-mode
+//! elicitation; a request's progress rides that request's own response. Between them the
+//! stream carries keep-alive comments until the session or the server ends. The newest
+//! open stream of a session gets what is sent; nothing is kept for replay, so a
+//! `Last-Event-ID` resumes the stream as it is now.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,8 +15,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
+use tokio::sync::mpsc;
+
 use super::post::Accept;
-use super::{App, refuse, session_id};
+use super::{App, events, refuse, session_id};
 
 /// How often an idle stream says it is alive, so proxies and clients keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -72,21 +76,31 @@ fn open(app: &App, token: Option<&str>, headers: &HeaderMap) -> Response {
         );
     };
     let ended = session.ended.clone();
-    let beats = futures_util::stream::unfold(true, move |first| {
-        let ended = ended.clone();
-        async move {
-            if !first {
-                tokio::select! {
-                    () = ended.cancelled() => return None,
-                    () = tokio::time::sleep(KEEP_ALIVE) => {}
-                }
+    let (queue, messages) = mpsc::unbounded_channel();
+    // The stream holds the guard: when the client hangs up, its queue closes.
+    let opened = session.handler.standing().open(queue);
+    let beats = futures_util::stream::unfold(
+        (true, messages, opened),
+        move |(first, mut messages, opened)| {
+            let ended = ended.clone();
+            async move {
+                const BEAT: &[u8] = b": keep-alive\n\n";
+                let bytes = if first {
+                    Bytes::from_static(BEAT)
+                } else {
+                    tokio::select! {
+                        () = ended.cancelled() => return None,
+                        message = messages.recv() => Bytes::from(events::event(&message?)),
+                        () = tokio::time::sleep(KEEP_ALIVE) => Bytes::from_static(BEAT),
+                    }
+                };
+                Some((
+                    Ok::<_, std::convert::Infallible>(bytes),
+                    (false, messages, opened),
+                ))
             }
-            Some((
-                Ok::<_, std::convert::Infallible>(Bytes::from_static(b": keep-alive\n\n")),
-                false,
-            ))
-        }
-    });
+        },
+    );
     let mut response = (StatusCode::OK, Body::from_stream(beats)).into_response();
     let headers = response.headers_mut();
     headers.insert(

@@ -225,6 +225,16 @@ async function signIn() {
   return false;
 }
 
+// A link from the host (`/#proposal=ID`) opens the page on that proposal's card.
+function focusLinked() {
+  const id = new URLSearchParams(location.hash.slice(1)).get('proposal');
+  const entry = id && queue.entries.get(id);
+  if (!entry) return;
+  show('queue');
+  entry.el.scrollIntoView({ block: 'center' });
+  entry.el.classList.add('linked');
+}
+
 async function main() {
   api.setLoggedOutHandler(loggedOut);
   for (const tab of document.querySelectorAll('.tab')) tab.addEventListener('click', () => show(tab.dataset.view));
@@ -234,6 +244,8 @@ async function main() {
     setGate('ready', '');
     show('queue');
     await loadQueue();
+    focusLinked();
+    window.addEventListener('hashchange', focusLinked);
     listen();
     setInterval(() => {
       const now = Date.now();
