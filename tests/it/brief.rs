@@ -104,7 +104,8 @@ fn repo_brief_full_matches_git() {
     assert_eq!(shas, log.lines().collect::<Vec<_>>());
     let c = &d["conventions"];
     assert_eq!(c["defaultBranch"], "main");
-    assert_eq!(c["defaultBranchSource"], "origin/HEAD");
+    // origin/HEAD, the usual source, goes without saying.
+    assert_eq!(c.get("defaultBranchSource"), None);
     assert_eq!(c["codeowners"], ".github/CODEOWNERS");
     assert_eq!(c["guidanceFiles"], json!(["AGENTS.md", "CONTRIBUTING.md"]));
     assert_eq!(c["hooks"]["names"], json!(["pre-commit"]));
@@ -112,14 +113,67 @@ fn repo_brief_full_matches_git() {
     assert_eq!(c["commitSigning"], true);
     assert_eq!(c["sparseCheckout"], true);
     assert_eq!(
-        c["branchNames"]["prefixes"][0],
-        json!({"name": "feat/", "count": 2})
+        c["branchNames"]["prefixes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .next(),
+        Some((&"feat/".to_owned(), &json!(2)))
     );
     // 7 of 8 subjects are conventional ("Update agent notes" is not).
     assert_eq!(c["commitMessages"]["conventionalCommitRatio"], 0.88);
     assert_eq!(hint_tools(&out)[0], "repo_conflictPreflight");
     assert!(hint_tools(&out).contains(&"worktree_changes".to_owned()));
     tool_snapshot!("repo_brief_full", fx, out);
+}
+
+/// A clean clone, in step with its upstream, with more history than the brief shows:
+/// the brief repeats nothing its own fields (or the text the caller holds) already say.
+#[test]
+fn a_clean_clone_in_step_says_each_thing_once() {
+    let fx = Fixture::new();
+    let seed = fx.init("seed", &[]);
+    for i in 0..12 {
+        fx.commit(
+            &seed,
+            "a.txt",
+            &format!("{i}\n"),
+            &format!("Tweak number {i}"),
+        );
+    }
+    let origin = fx.clone(&seed, "origin.git", true);
+    let work = fx.clone(&origin, "work", false);
+    // The default budget, as a first call sends it.
+    let out = fx.call("repo.brief", json!({ "repoPath": work }));
+    let d = &out["data"];
+    assert_eq!(d["head"]["sha"], fx.git(&work, &["rev-parse", "HEAD"]));
+    assert_eq!(
+        d["head"].get("shortSha"),
+        None,
+        "recentCommits[0].sha has it"
+    );
+    assert_eq!(
+        d["recentCommits"][0]["sha"],
+        fx.git(&work, &["rev-parse", "--short", "HEAD"])
+    );
+    assert_eq!(
+        (&d["head"]["ahead"], &d["head"]["behind"]),
+        (&json!(0), &json!(0))
+    );
+    assert_eq!(d["workingTree"], json!({ "clean": true }));
+    assert_eq!(d["recentCommitsTruncated"], true);
+    // Nothing asks for a next step: more history is what recentCommitsTruncated says.
+    assert_eq!(d["hints"], json!([]));
+    // The default budget, fitted whole: its size is that of the text itself.
+    assert_eq!(d.get("budget"), None, "{out}");
+    let c = &d["conventions"];
+    assert_eq!(c["defaultBranch"], "main");
+    assert_eq!(
+        c.get("defaultBranchSource"),
+        None,
+        "origin/HEAD is the usual source"
+    );
+    assert_eq!(c["commitMessages"]["style"], "free-form");
 }
 
 #[test]
@@ -381,7 +435,11 @@ fn five_thousand_changes_stay_within_every_budget() {
         // The default budget is not echoed back.
         let echoed = d["budget"].get("maxTokens").and_then(Value::as_u64);
         assert_eq!(echoed, (max != 1500).then_some(max as u64));
-        assert!(d["budget"]["approxTokens"].as_u64().unwrap() <= max as u64);
+        match d.get("budget") {
+            Some(b) => assert!(b["approxTokens"].as_u64().unwrap() <= max as u64),
+            // Only the default budget, fitted whole, goes without a note.
+            None => assert_eq!(max, 1500, "{text}"),
+        }
         if max <= 400 {
             assert!(!d["budget"]["trimmed"].as_array().unwrap().is_empty());
         }
