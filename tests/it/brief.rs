@@ -104,7 +104,8 @@ fn repo_brief_full_matches_git() {
     assert_eq!(shas, log.lines().collect::<Vec<_>>());
     let c = &d["conventions"];
     assert_eq!(c["defaultBranch"], "main");
-    assert_eq!(c["defaultBranchSource"], "origin/HEAD");
+    // origin/HEAD, the usual source, goes without saying.
+    assert_eq!(c.get("defaultBranchSource"), None);
     assert_eq!(c["codeowners"], ".github/CODEOWNERS");
     assert_eq!(c["guidanceFiles"], json!(["AGENTS.md", "CONTRIBUTING.md"]));
     assert_eq!(c["hooks"]["names"], json!(["pre-commit"]));
@@ -112,8 +113,12 @@ fn repo_brief_full_matches_git() {
     assert_eq!(c["commitSigning"], true);
     assert_eq!(c["sparseCheckout"], true);
     assert_eq!(
-        c["branchNames"]["prefixes"][0],
-        json!({"name": "feat/", "count": 2})
+        c["branchNames"]["prefixes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .next(),
+        Some((&"feat/".to_owned(), &json!(2)))
     );
     // 7 of 8 subjects are conventional ("Update agent notes" is not).
     assert_eq!(c["commitMessages"]["conventionalCommitRatio"], 0.88);
@@ -381,7 +386,11 @@ fn five_thousand_changes_stay_within_every_budget() {
         // The default budget is not echoed back.
         let echoed = d["budget"].get("maxTokens").and_then(Value::as_u64);
         assert_eq!(echoed, (max != 1500).then_some(max as u64));
-        assert!(d["budget"]["approxTokens"].as_u64().unwrap() <= max as u64);
+        match d.get("budget") {
+            Some(b) => assert!(b["approxTokens"].as_u64().unwrap() <= max as u64),
+            // Only the default budget, fitted whole, goes without a note.
+            None => assert_eq!(max, 1500, "{text}"),
+        }
         if max <= 400 {
             assert!(!d["budget"]["trimmed"].as_array().unwrap().is_empty());
         }

@@ -371,9 +371,10 @@ fn seed_names_are_listed_exactly_when_asked_for_by_flag_or_environment() {
 fn hints_next_actions_and_error_texts_name_tools_as_listed() {
     let fx = Fixture::new();
     let repo = fixture_repo(&fx);
-    for (style, expect_brief, expect_history) in [
-        (None, "repo_brief", "repo_history"),
-        (Some("seed"), "repo.brief", "repo.history"),
+    // The fixture's working tree has changes: the brief points at worktree.changes.
+    for (style, expect_brief, expect_changes) in [
+        (None, "repo_brief", "worktree_changes"),
+        (Some("seed"), "repo.brief", "worktree.changes"),
     ] {
         let mut args = vec![];
         if let Some(style) = style {
@@ -388,7 +389,7 @@ fn hints_next_actions_and_error_texts_name_tools_as_listed() {
             .iter()
             .map(|h| h["tool"].as_str().unwrap())
             .collect();
-        assert!(hinted.contains(&expect_history), "{hinted:?}");
+        assert!(hinted.contains(&expect_changes), "{hinted:?}");
         // An error text names tools as listed: a restore point without a gateway.
         let failed = server.call(
             "flux.restorePointDetails",

@@ -13,6 +13,7 @@ mod audit;
 mod audit_durability;
 mod branch;
 mod brief;
+mod brief_compact;
 mod cli;
 mod commit_details;
 mod common;

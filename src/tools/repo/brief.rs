@@ -82,8 +82,11 @@ pub struct BriefData {
     /// Null only when the budget could not hold it (see `budget.trimmed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conventions: Option<Conventions>,
-    /// Next steps, most urgent first; each names the tool to call.
+    /// Next steps, most urgent first; each names the tool to call. Empty when nothing
+    /// asks for one.
     pub hints: Vec<Hint>,
+    /// Omitted when the caller named no budget and nothing had to be cut.
+    #[serde(skip_serializing_if = "Budget::is_quiet")]
     pub budget: Budget,
 }
 
@@ -102,11 +105,9 @@ pub struct Head {
     /// True on a branch with no commits yet.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unborn: bool,
+    /// The full commit id; `recentCommits[0].sha` is git's abbreviation of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha: Option<String>,
-    /// Left out only when the budget is very tight.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub short_sha: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
     /// Base64 of the upstream name, present only when it is not valid UTF-8.
@@ -151,7 +152,8 @@ pub struct Operation {
 #[serde(rename_all = "camelCase")]
 pub struct WorkingTree {
     pub clean: bool,
-    /// Every changed path (the true total).
+    /// Every changed path (the true total); omitted when `clean`.
+    #[serde(skip_serializing_if = "is_zero")]
     pub changed: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub staged: u64,
@@ -233,8 +235,9 @@ pub struct Conventions {
     /// The default branch: from `origin/HEAD`, else a `main`/`master` that exists.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
-    /// `origin/HEAD`, `local` or `remote`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// `local` or `remote` when guessed from a branch that exists; omitted when
+    /// `origin/HEAD` names it.
+    #[serde(skip_serializing_if = "is_none_or_origin_head")]
     pub default_branch_source: Option<&'static str>,
     pub commit_messages: CommitStyle,
     /// Omitted when there is no local branch besides the default one.
@@ -270,8 +273,10 @@ pub struct CommitStyle {
     /// `conventional`, `mixed` or `free-form`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub style: Option<&'static str>,
-    /// Most used Conventional Commit types.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Most used Conventional Commit types with how many subjects use each, most used
+    /// first: `{"feat": 12, "fix": 3}`.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "counted_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, u64>")]
     pub types: Vec<Counted>,
     /// Up to two recent subjects, leaving out those `recentCommits` already shows.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -283,18 +288,31 @@ pub struct CommitStyle {
 pub struct BranchNaming {
     /// Local branches examined (the default branch excluded).
     pub sampled: u64,
-    /// Most used prefixes such as `feat/` or `fix/`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Most used prefixes such as `feat/` or `fix/` with how many branches use each, most
+    /// used first: `{"feat/": 2}`.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "counted_map")]
+    #[schemars(with = "std::collections::BTreeMap<String, u64>")]
     pub prefixes: Vec<Counted>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+/// A name and how often it was seen; a list of them is shown as one object, in order.
+#[derive(Debug, Clone)]
 pub struct Counted {
     pub name: String,
     pub count: u64,
+}
+
+/// `[{name, count}, …]` as `{name: count, …}`: the same facts without repeating two
+/// keys per entry (the order, most used first, is kept).
+fn counted_map<S: serde::Serializer>(list: &[Counted], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(list.len()))?;
+    for c in list {
+        map.serialize_entry(&c.name, &c.count)?;
+    }
+    map.end()
 }
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
@@ -322,6 +340,14 @@ pub struct Budget {
     pub trimmed: Vec<&'static str>,
 }
 
+impl Budget {
+    /// Nothing to report: the default budget, and the answer fitted whole (its size is
+    /// the size of the text the caller already holds).
+    fn is_quiet(&self) -> bool {
+        is_default_budget(&self.max_tokens) && self.trimmed.is_empty()
+    }
+}
+
 impl Hooks {
     fn is_empty(&self) -> bool {
         self.hooks_path.is_none() && self.names.is_empty() && self.count == 0
@@ -336,6 +362,10 @@ impl BranchNaming {
 
 fn is_none_or_zero(ratio: &Option<f64>) -> bool {
     ratio.is_none_or(|r| r == 0.0)
+}
+
+fn is_none_or_origin_head(source: &Option<&'static str>) -> bool {
+    source.is_none_or(|s| s == "origin/HEAD")
 }
 
 fn is_default_budget(max_tokens: &u64) -> bool {
@@ -511,7 +541,6 @@ fn sample(commits: usize) -> BriefData {
             detached: false,
             unborn: false,
             sha: Some("a".repeat(40)),
-            short_sha: Some("a".repeat(7)),
             upstream: None,
             upstream_bytes_b64: None,
             ahead: None,

@@ -54,7 +54,7 @@ fn halve<T>(list: &mut Vec<T>, floor: usize, truncated: &mut bool) -> bool {
 type Step = fn(&mut BriefData) -> bool;
 
 /// The cuts, least useful detail first; each returns false when it had nothing to cut.
-fn steps() -> [(&'static str, Step); 14] {
+fn steps() -> [(&'static str, Step); 13] {
     [
         ("conventions.examples", |d| {
             let Some(c) = &mut d.conventions else {
@@ -126,7 +126,6 @@ fn steps() -> [(&'static str, Step); 14] {
             d.hints.clear();
             had
         }),
-        ("head.shortSha", |d| d.head.short_sha.take().is_some()),
     ]
 }
 
@@ -153,7 +152,7 @@ mod tests {
     fn every_cut_has_a_distinct_purpose_in_order() {
         let names: Vec<&str> = steps().iter().map(|(n, _)| *n).collect();
         assert_eq!(names.first(), Some(&"conventions.examples"));
-        assert_eq!(names.last(), Some(&"head.shortSha"));
+        assert_eq!(names.last(), Some(&"hints"));
         // The sections dropped whole come after the cuts of their parts.
         let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
         assert!(at("conventions.types") < at("conventions"));

@@ -13,25 +13,20 @@ pub(super) fn hints(d: &BriefData) -> Vec<Hint> {
     if conflicted > 0 {
         hint(
             "conflict.read",
-            format!(
-                "{conflicted} conflicted path(s): read them as structured data before editing."
-            ),
+            "Read the conflicts before editing.".to_owned(),
         );
     }
+    // Reasons leave out the counts and names the data above already gives.
     if let Some(op) = &d.operation_details {
-        let what = match (op.step, op.total) {
-            (Some(s), Some(t)) => format!("A {} is in progress (step {s}/{t})", op.kind),
-            _ => format!("A {} is in progress", op.kind),
-        };
         if conflicted == 0 && op.kind != "bisect" {
             hint(
                 "conflict.read",
-                format!("{what}: see what it is applying before recommending continue or abort."),
+                "See what the operation applies before recommending continue or abort.".to_owned(),
             );
         } else if op.kind == "bisect" {
             hint(
                 "repo.reflog",
-                format!("{what}: the reflog shows the commits already tested."),
+                "The reflog shows the commits the bisect already tested.".to_owned(),
             );
         }
     }
@@ -41,42 +36,32 @@ pub(super) fn hints(d: &BriefData) -> Vec<Hint> {
             "HEAD is detached: commits made here belong to no branch.".to_owned(),
         );
     }
-    if let Some(behind) = d.head.behind.filter(|b| *b > 0) {
+    if d.head.behind.is_some_and(|b| b > 0) {
         hint(
             "repo.conflictPreflight",
-            format!(
-                "Branch is {behind} commit(s) behind {}; predict the merge or rebase before recommending one.",
-                d.head.upstream.as_deref().unwrap_or("its upstream")
-            ),
+            "Behind the upstream: predict the merge or rebase before recommending one.".to_owned(),
         );
     }
     let s = d.submodules.as_ref().map_or(&NO_SUBMODULES, |s| s);
     if s.drifted + s.uninitialized + s.conflicts + s.modified > 0 {
         hint(
             "submodule.status",
-            format!(
-                "Submodules need attention ({} drifted, {} modified, {} uninitialized).",
-                s.drifted, s.modified, s.uninitialized
-            ),
+            "Submodules drifted, changed or not checked out.".to_owned(),
         );
     }
-    if let Some(w) = d
-        .working_tree
+    if d.working_tree
         .as_ref()
-        .filter(|w| !w.clean && w.conflicted == 0)
+        .is_some_and(|w| !w.clean && w.conflicted == 0)
     {
         hint(
             "worktree.changes",
-            format!("{} changed path(s) in the working tree.", w.changed),
+            "Uncommitted changes in the working tree.".to_owned(),
         );
     }
+    // More history is always one call away; `recentCommitsTruncated` already says there
+    // is some, so a hint pointing at it would only repeat that on every brief.
     if d.head.unborn {
         hint("repo.status", "No commits yet on this branch.".to_owned());
-    } else {
-        hint(
-            "repo.history",
-            "Page through more history, or repo.scope for one directory.".to_owned(),
-        );
     }
     out.truncate(MAX_HINTS);
     out
@@ -104,8 +89,11 @@ mod tests {
     }
 
     #[test]
-    fn a_clean_branch_points_at_history() {
-        assert_eq!(tools(&sample(1)), ["repo.history"]);
+    fn a_clean_branch_needs_no_next_step() {
+        assert!(tools(&sample(1)).is_empty());
+        let mut unborn = sample(0);
+        unborn.head.unborn = true;
+        assert_eq!(tools(&unborn), ["repo.status"]);
     }
 
     #[test]

@@ -146,7 +146,6 @@ fn summarize(s: BriefStatus) -> State {
     let head = Head {
         detached: b.head.is_none(),
         unborn: b.oid.is_none(),
-        short_sha: b.oid.as_ref().map(|o| o.short().to_owned()),
         sha: b.oid.map(|o| o.to_string()),
         branch,
         branch_bytes_b64,
@@ -199,7 +198,6 @@ async fn read_bare(git: &Git<'_>) -> Result<State, ToolError> {
         head: Head {
             detached: branch.is_none(),
             unborn: oid.is_none(),
-            short_sha: oid.as_ref().map(|o| o.short().to_owned()),
             sha: oid.map(|o| o.to_string()),
             branch,
             branch_bytes_b64,
