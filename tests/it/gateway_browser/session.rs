@@ -126,6 +126,48 @@ fn the_session_stays_with_the_pages_origin_and_another_loopback_server_gets_noth
         client.goto(&login).await.unwrap();
         find(&client, "body[data-state='ready']").await;
         let card = format!("article.card[data-id='{id}']");
+        find(&client, &card).await;
+
+        // The person opens another server on 127.0.0.1 (cookies ignore ports; storage
+        // does not): whatever it receives gets it nowhere on the gateway.
+        client
+            .goto(&format!("http://127.0.0.1:{}/", spy.port))
+            .await
+            .unwrap();
+        find(&client, "p").await;
+        let heads = spy.heads();
+        assert!(!heads.is_empty());
+        for head in &heads {
+            for status in replay(&ui, head, &id) {
+                assert!(status >= 400, "the other server got in with {head}");
+            }
+        }
+        let theirs = client
+            .execute("return JSON.stringify(Object.keys(localStorage))", vec![])
+            .await
+            .unwrap();
+        assert_eq!(theirs, json!("[]"));
+
+        // Back on the page: the session is in its own origin's storage, no cookie at all,
+        // and none of it reached the other server.
+        client.goto(&ui).await.unwrap();
+        find(&client, "body[data-state='ready']").await;
+        let saved = client
+            .execute("return localStorage.getItem('gitward.session')", vec![])
+            .await
+            .unwrap();
+        assert!(
+            saved.as_str().is_some_and(|s| s.contains("session")),
+            "{saved}"
+        );
+        assert!(client.get_all_cookies().await.unwrap().is_empty());
+        let secret: Value = serde_json::from_str(saved.as_str().unwrap()).unwrap();
+        for head in &heads {
+            for value in [&secret["session"], &secret["csrf"]] {
+                assert!(!head.contains(value.as_str().unwrap()), "{head}");
+            }
+        }
+
         // Hidden characters are shown, not obeyed.
         let shown = wait_text(&client, &card, "<U+202E>").await;
         assert!(
@@ -137,48 +179,6 @@ fn the_session_stays_with_the_pages_origin_and_another_loopback_server_gets_noth
             "{shown}"
         );
         screenshot(&client, "session-hidden-characters").await;
-
-        // The session is in the page's own storage and no cookie at all.
-        let saved = client
-            .execute("return localStorage.getItem('gitward.session')", vec![])
-            .await
-            .unwrap();
-        assert!(
-            saved.as_str().is_some_and(|s| s.contains("session")),
-            "{saved}"
-        );
-        assert!(client.get_all_cookies().await.unwrap().is_empty());
-        // A reload resumes it.
-        client.refresh().await.unwrap();
-        find(&client, "body[data-state='ready']").await;
-        find(&client, &card).await;
-
-        // The person opens another server on 127.0.0.1 (cookies ignore ports; storage
-        // does not).
-        client
-            .goto(&format!("http://127.0.0.1:{}/", spy.port))
-            .await
-            .unwrap();
-        find(&client, "p").await;
-        let theirs = client
-            .execute("return JSON.stringify(Object.keys(localStorage))", vec![])
-            .await
-            .unwrap();
-        assert_eq!(theirs, json!("[]"));
-        let heads = spy.heads();
-        assert!(!heads.is_empty());
-        let secret: Value = serde_json::from_str(saved.as_str().unwrap()).unwrap();
-        for head in &heads {
-            for value in [&secret["session"], &secret["csrf"]] {
-                assert!(!head.contains(value.as_str().unwrap()), "{head}");
-            }
-            for status in replay(&ui, head, &id) {
-                assert!(status >= 400, "the spy got in with {head}");
-            }
-        }
-        // The page still works in its own origin.
-        client.goto(&ui).await.unwrap();
-        find(&client, "body[data-state='ready']").await;
     });
     assert_eq!(gw.status(&handshake_id)["status"], "pending");
 }
