@@ -1,6 +1,6 @@
 //! `gitward approve ID`: shows the card on the terminal and approves it once the person
-//! types the card's confirmation code. It needs a terminal: a script or an agent piping
-//! input is refused, so approving stays a person's act.
+//! types the card's confirmation code, which the gateway checks too. It needs a terminal:
+//! a script or an agent piping input is refused, so approving stays a person's act.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -90,7 +90,9 @@ impl ApproveArgs {
             }
         }
         let path = format!("/api/proposals/{}/approve", self.id);
-        match api.post(&path, &json!({"confirmDestructive": destructive})) {
+        // The gateway checks the code again: it is what makes this a terminal's approval.
+        let body = json!({"confirmDestructive": destructive, "confirmationCode": code});
+        match api.post(&path, &body) {
             Ok(card) => {
                 eprintln!("approved; now {}", card["status"].as_str().unwrap_or("?"));
                 ExitCode::SUCCESS

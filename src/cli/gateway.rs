@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::login_file;
 use super::startup::{runtime, start_audit};
 use crate::config::{Config, vars};
 use crate::gateway::addr::GatewayAddr;
@@ -32,7 +33,8 @@ pub struct GatewayArgs {
     /// The store [default: <runDir>/gateway/gateway.db].
     #[arg(long, value_name = "PATH")]
     db: Option<PathBuf>,
-    /// Open the login link in the default browser ($BROWSER, else xdg-open).
+    /// Open the login link in the default browser ($BROWSER, else xdg-open), through a
+    /// private file: the link never appears on a command line.
     #[arg(long)]
     open: bool,
     /// Repositories a proposal may name must be under DIR (repeatable; adds to
@@ -156,6 +158,7 @@ fn gateway(mut options: Options, open: bool, grace: Duration) -> ExitCode {
         Err(code) => return code,
     };
     let audit = options.audit.clone();
+    let options_dir = options.gateway_dir.clone();
     let runtime = runtime();
     let code = runtime.block_on(async {
         let started = match run::start(options).await {
@@ -177,8 +180,10 @@ fn gateway(mut options: Options, open: bool, grace: Duration) -> ExitCode {
                 .as_str()
                 .unwrap_or_default()
                 .to_owned();
+            let app = std::sync::Arc::clone(&started.app);
+            let dir = private_parent(&options_dir);
             // Beside serving: the page must answer while the browser comes up.
-            tokio::spawn(open_login(opener, login));
+            tokio::spawn(open_login(opener, login, app, dir));
         }
         match run::serve(started, signals(), grace).await {
             Stopped::Clean | Stopped::Listener => ExitCode::SUCCESS,
@@ -194,8 +199,23 @@ fn gateway(mut options: Options, open: bool, grace: Duration) -> ExitCode {
     code
 }
 
+/// Where the private login file's directory goes: the gateway's own directory, else the
+/// system's temporary one.
+fn private_parent(gateway_dir: &Option<PathBuf>) -> PathBuf {
+    gateway_dir.clone().unwrap_or_else(std::env::temp_dir)
+}
+
 /// Hands the login link to the browser; a failure is a warning, never a failed start.
-async fn open_login(opener: Result<PathBuf, String>, login: String) {
+///
+/// The link is a secret, and a child's argv (and environment) is readable by every local
+/// user in the process table: so the browser is given a file, readable by this user only,
+/// whose page forwards to the link. The file goes once the link is used or expires.
+async fn open_login(
+    opener: Result<PathBuf, String>,
+    login: String,
+    app: std::sync::Arc<crate::gateway::server::app::App>,
+    parent: PathBuf,
+) {
     let warn = |why: &dyn std::fmt::Display| {
         eprintln!(
             "gitward gateway: could not open the browser ({why}); open the login link \
@@ -206,11 +226,22 @@ async fn open_login(opener: Result<PathBuf, String>, login: String) {
         Ok(program) => program,
         Err(why) => return warn(&why),
     };
-    match opener::open(&program, &login, opener::TIMEOUT).await {
+    let file = match login_file::write(&parent, &login) {
+        Ok(file) => file,
+        Err(e) => return warn(&format!("cannot write the private login file: {e}")),
+    };
+    match opener::open(&program, file.path(), opener::TIMEOUT).await {
         Ok(Some(0) | None) => {}
         Ok(Some(code)) => warn(&format!("{} exited with {code}", program.display())),
         Err(e) => warn(&e),
     }
+    // The browser reads the file when it comes up; after the login (or the link's end)
+    // nothing needs it.
+    let until = std::time::Instant::now() + crate::gateway::server::auth::LOGIN_LIFETIME;
+    while app.auth.login_token().is_some() && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(file);
 }
 
 /// Every SIGTERM and SIGINT, by name, as they come. Installed before serving starts, so

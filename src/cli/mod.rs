@@ -10,6 +10,7 @@ mod capability;
 mod gateway;
 mod human;
 mod keygen;
+mod login_file;
 mod options;
 mod pending;
 mod progress_line;

@@ -46,6 +46,7 @@ impl PendingArgs {
 /// `text` with control characters shown escaped: what an agent wrote (a reason, a path)
 /// must not drive the person's terminal.
 pub fn printable(text: &str) -> String {
+    let text = crate::model::hidden::reveal(text);
     text.chars()
         .map(|c| {
             if c.is_control() {
@@ -128,6 +129,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_terminal_card_shows_invisible_and_direction_characters() {
+        let card = json!({
+            "previewId": "p", "operationType": "commit", "risk": "low",
+            "reason": "tidy \u{202E}gnp.exe", "fields": {"message": "ma\u{200B}in"},
+        });
+        let text = describe(&card);
+        assert!(text.contains("tidy <U+202E>gnp.exe"), "{text}");
+        assert!(text.contains("ma<U+200B>in"), "{text}");
+        assert!(
+            !text.contains('\u{202E}') && !text.contains('\u{200B}'),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_terminal_card_names_other_agents_and_never_passes_control_characters() {

@@ -1,7 +1,9 @@
 //! `gitward restore RESTORE_POINT_ID`: puts a restore point back (itself taking a restore
-//! point first, so it can be undone). When the repository moved on since the write, it
-//! shows what changed since (refs and files) and restores only once the person confirms:
-//! by typing `yes` on a terminal, or with `--confirm-moved`.
+//! point first, so it can be undone). Like `gitward approve` it needs a terminal and the
+//! restore point's confirmation code, which the gateway checks too: a restore rewrites the
+//! repository, so it stays a person's act. When the repository moved on since the write,
+//! it shows what changed since (refs and files) and restores only once the person
+//! confirms: by typing `yes`, or with `--confirm-moved`.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -12,7 +14,7 @@ use serde_json::{Value, json};
 use super::human::{HumanApi, Refused, fail};
 use super::pending::printable;
 
-/// Restore a repository to a restore point.
+/// Restore a repository to a restore point (needs a terminal; asks for its confirmation code).
 #[derive(Debug, Args)]
 pub struct RestoreArgs {
     /// The restore point's id (rp_…).
@@ -70,8 +72,31 @@ fn ask(question: &str) -> Option<String> {
     Some(line.trim().to_owned())
 }
 
+/// The restore point as a few lines of text, for the question.
+fn describe(point: &Value) -> String {
+    let text = |k: &str| point[k].as_str().unwrap_or("-").to_owned();
+    [
+        format!("restore point {}", text("id")),
+        format!("repository    {}", text("repoPath")),
+        format!("taken before  {}", text("operationType")),
+        format!("taken at      {}", text("createdAt")),
+        format!("HEAD then     {}", short(&point["headBefore"])),
+    ]
+    .iter()
+    .map(|l| printable(l))
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
 impl RestoreArgs {
     pub fn run(self) -> ExitCode {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            eprintln!(
+                "gitward restore: needs a terminal (a person types the restore point's \
+                 confirmation code); use the approval page otherwise"
+            );
+            return ExitCode::FAILURE;
+        }
         let api = match HumanApi::find() {
             Ok(api) => api,
             Err(why) => return fail("restore", Err(why)),
@@ -80,8 +105,19 @@ impl RestoreArgs {
             eprintln!("gitward restore: {:?} is not a restore point id", self.id);
             return ExitCode::FAILURE;
         }
-        match self.post(&api, self.confirm_moved, None) {
-            Err(Ok(refused)) if moved(&refused) => self.moved_on(&api, &refused),
+        let point = match api.get(&format!("/api/restore-points/{}", self.id)) {
+            Ok(point) => point,
+            Err(e) => return fail("restore", e),
+        };
+        eprintln!("{}", describe(&point));
+        let code = point["confirmationCode"].as_str().unwrap_or_default();
+        let typed = ask(&format!("Type {code} to restore: "));
+        if typed.as_deref() != Some(code) || code.is_empty() {
+            eprintln!("gitward restore: not restored (the code did not match)");
+            return ExitCode::FAILURE;
+        }
+        match self.post(&api, code, self.confirm_moved, None) {
+            Err(Ok(refused)) if moved(&refused) => self.moved_on(&api, code, &refused),
             other => self.finish(other),
         }
     }
@@ -91,11 +127,12 @@ impl RestoreArgs {
     fn post(
         &self,
         api: &HumanApi,
+        code: &str,
         confirm: bool,
         shown: Option<&Value>,
     ) -> Result<Value, Result<Refused, String>> {
         let path = format!("/api/restore-points/{}/restore", self.id);
-        let mut body = json!({"confirmMoved": confirm});
+        let mut body = json!({"confirmMoved": confirm, "confirmationCode": code});
         if let Some(shown) = shown {
             body["moved"] = shown.clone();
         }
@@ -107,7 +144,7 @@ impl RestoreArgs {
 
     /// The repository moved on: show what changed since, then ask (on a terminal) or say
     /// how to confirm.
-    fn moved_on(&self, api: &HumanApi, refused: &Refused) -> ExitCode {
+    fn moved_on(&self, api: &HumanApi, code: &str, refused: &Refused) -> ExitCode {
         eprintln!(
             "gitward restore: the repository moved on since {}; restoring also undoes:",
             self.id
@@ -116,20 +153,14 @@ impl RestoreArgs {
             eprintln!("{line}");
         }
         eprintln!("(the current state is saved first as a new restore point)");
-        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-            eprintln!(
-                "gitward restore: not restored; run again with --confirm-moved to restore anyway"
-            );
-            return ExitCode::FAILURE;
-        }
         if ask("Type yes to restore anyway: ").as_deref() != Some("yes") {
             eprintln!("gitward restore: not restored");
             return ExitCode::FAILURE;
         }
         // Moved on again meanwhile: shown again, asked again.
         let shown = &refused.body["error"]["details"]["moved"];
-        match self.post(api, true, Some(shown)) {
-            Err(Ok(refused)) if moved(&refused) => self.moved_on(api, &refused),
+        match self.post(api, code, true, Some(shown)) {
+            Err(Ok(refused)) if moved(&refused) => self.moved_on(api, code, &refused),
             other => self.finish(other),
         }
     }

@@ -1,5 +1,6 @@
 //! Result types and newtypes shared by several modules.
 
+pub mod hidden;
 pub mod oid;
 pub mod tool_name;
 pub mod workspace;

@@ -94,15 +94,27 @@ fn in_repository(path: &Path) -> bool {
         .any(|dir| dir.join(".git").symlink_metadata().is_ok())
 }
 
-/// Hands `url` to the opener at `program` and waits at most `timeout` for it to exit.
-/// `Ok(Some(code))` when it exited, `Ok(None)` when it was still running at the bound
-/// (left running, reaped later).
-pub async fn open(program: &Path, url: &str, timeout: Duration) -> Result<Option<i32>, RunError> {
+/// Hands `target` (a file) to the opener at `program` and waits at most `timeout` for it
+/// to exit. `Ok(Some(code))` when it exited, `Ok(None)` when it was still running at the
+/// bound (left running, reaped later).
+///
+/// Only a file is handed over, never a URL: an argv is readable by every local user in the
+/// process table, so a secret (a login link) goes into a private file and the argument
+/// names only that file.
+pub async fn open(
+    program: &Path,
+    target: &Path,
+    timeout: Duration,
+) -> Result<Option<i32>, RunError> {
     let name = Program::Opener.name();
-    // The one argument is a URL we built; `http://` keeps it from reading as an option.
-    if !url.starts_with("http://") {
-        return Err(RunError::Unsupported(format!("not an http URL: {url:?}")));
+    // The one argument is an absolute path we built, so it cannot read as an option.
+    if !target.is_absolute() {
+        return Err(RunError::Unsupported(format!(
+            "not an absolute path: {}",
+            target.display()
+        )));
     }
+    let url = target;
     // A sanctioned spawn site: the door's own, for a program whose output nobody reads.
     #[allow(clippy::disallowed_methods)]
     let mut command = tokio::process::Command::new(program);

@@ -5,6 +5,7 @@
 mod harness;
 mod history;
 mod operations;
+mod session;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -138,7 +139,10 @@ fn a_login_link_works_once_and_leaves_the_address_bar() {
         screenshot(&client, "login-accepted").await;
 
         // A second browser without the session: the same link is refused, in the page.
-        client.delete_all_cookies().await.unwrap();
+        client
+            .execute("localStorage.clear()", vec![])
+            .await
+            .unwrap();
         client.goto(&login).await.unwrap();
         find(&client, "body[data-state='refused']").await;
         assert_eq!(client.current_url().await.unwrap().as_str(), ui);

@@ -8,6 +8,21 @@ use serde_json::{Value, json};
 
 use super::common::Fixture;
 use super::gateway_support::{Gateway, command, dirty_repo, preview_id};
+use super::gateway_tty::{Terminal, prompted_code};
+
+/// `gitward restore` on a terminal, typing the code it asks for, then `answers` to the
+/// questions after it; whether it succeeded and everything it showed.
+fn restore_on_terminal(fixture: &Fixture, rp: &str, answers: &[&str]) -> (bool, String) {
+    let mut term = Terminal::start(fixture, &["restore", rp]);
+    let code = prompted_code(term.expect("to restore: "));
+    term.type_line(&code);
+    for answer in answers {
+        term.expect("Type yes");
+        term.type_line(answer);
+    }
+    let (exit, screen) = term.finish();
+    (exit.success(), screen)
+}
 
 fn cli(fixture: &Fixture, args: &[&str]) -> (bool, String, String) {
     let out = command(fixture, args, &[])
@@ -104,16 +119,17 @@ fn restore_puts_the_repository_back_and_can_itself_be_undone() {
     assert_eq!(moved[0]["what"], "changes notes.txt", "{moved}");
     assert_eq!(moved.as_array().map(Vec::len), Some(1), "{moved}");
     let (ok, _, err) = cli(&fixture, &["restore", &rp]);
+    assert!(!ok && err.contains("needs a terminal"), "{err}");
+    let (ok, screen) = restore_on_terminal(&fixture, &rp, &["no"]);
     assert!(
-        !ok && err.contains("  file  notes.txt  new, untracked"),
-        "{err}"
+        !ok && screen.contains("  file  notes.txt  new, untracked"),
+        "{screen}"
     );
-    assert!(err.contains("--confirm-moved"), "{err}");
     assert_ne!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
     std::fs::remove_file(repo.join("notes.txt")).unwrap();
 
-    let (ok, out, err) = cli(&fixture, &["restore", &rp]);
-    assert!(ok, "{out} {err}");
+    let (ok, out) = restore_on_terminal(&fixture, &rp, &[]);
+    assert!(ok, "{out}");
     assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), before);
     assert_eq!(
         std::fs::read_to_string(repo.join("a.txt")).unwrap(),
@@ -122,6 +138,7 @@ fn restore_puts_the_repository_back_and_can_itself_be_undone() {
     assert_eq!(fixture.git(&repo, &["status", "--porcelain"]), " M a.txt");
     let undo = out.trim().rsplit(' ').next().unwrap().to_owned();
     assert!(undo.starts_with("rp_") && undo != rp, "{out}");
+    assert!(out.contains(&format!("restored {rp}; undo with")), "{out}");
 
     let (ok, _, err) = cli(&fixture, &["restore", "rp_missing"]);
     assert!(!ok, "{err}");
@@ -198,8 +215,8 @@ fn a_restore_after_the_repository_moved_on_shows_what_changed_and_needs_that_con
 
     // The undo of the undo brings the later work back, notes included.
     let undo = done["restorePointId"].as_str().unwrap().to_owned();
-    let (ok, out, err) = cli(&fixture, &["restore", &undo]);
-    assert!(ok, "{out} {err}");
+    let (ok, out) = restore_on_terminal(&fixture, &undo, &[]);
+    assert!(ok, "{out}");
     assert_eq!(fixture.git(&repo, &["rev-parse", "HEAD"]), later);
     assert_eq!(
         std::fs::read_to_string(repo.join("notes.txt")).unwrap(),

@@ -11,7 +11,7 @@ use super::common::Fixture;
 use super::gateway_support::{Gateway, dirty_repo, preview_id, request};
 
 #[test]
-fn the_login_link_works_once_and_sets_a_strict_http_only_cookie() {
+fn the_login_link_works_once_and_gives_a_session_token_never_a_cookie() {
     let fixture = Fixture::new();
     let gw = Gateway::start(&fixture, &[], &[]);
     assert!(gw.login.contains("/login#"), "{}", gw.login);
@@ -32,15 +32,18 @@ fn the_login_link_works_once_and_sets_a_strict_http_only_cookie() {
     assert_eq!(wrong.status, 401);
 
     let session = gw.login();
-    let cookie = session.cookie.clone();
-    assert!(cookie.starts_with("gw_session="), "{cookie}");
+    assert_ne!(session.token, session.csrf);
     let replay = gw.ui_post_raw("/api/login", &[("Origin", &own)], &token);
     assert_eq!(replay.status, 401, "{replay:?}");
     let whoami = session.get("/api/session");
     assert_eq!(whoami.status, 200);
     assert_eq!(whoami.json()["csrf"], json!(session.csrf));
-    let forged = gw.ui_get_raw("/api/session", &[("Cookie", "gw_session=forged")]);
+    let forged = gw.ui_get_raw("/api/session", &[("X-Gitward-Session", "forged")]);
     assert_eq!(forged.status, 401);
+    // The token as a cookie is nothing: cookies reach every port of the host.
+    let cookie = format!("gw_session={0}; x-gitward-session={0}", session.token);
+    let as_cookie = gw.ui_get_raw("/api/session", &[("Cookie", &cookie)]);
+    assert_eq!(as_cookie.status, 401);
 }
 
 #[test]
@@ -74,7 +77,7 @@ fn every_answer_carries_the_pages_security_headers_and_no_cors() {
         &gw.ui,
         "GET",
         "/api/proposals",
-        &[("Host", "evil.test"), ("Cookie", &session.cookie)],
+        &[("Host", "evil.test"), ("X-Gitward-Session", &session.token)],
         b"",
     );
     assert_eq!(rebound_api.status, 403);
@@ -191,14 +194,18 @@ fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
     let approve = format!("/api/proposals/{id}/approve");
     let body = json!({"confirmDestructive": false});
     let own = format!("http://{}", gw.ui);
-    let cookie = session.cookie.as_str();
+    let token = session.token.as_str();
 
-    let no_csrf = gw.ui_post_raw(&approve, &[("Cookie", cookie), ("Origin", &own)], &body);
+    let no_csrf = gw.ui_post_raw(
+        &approve,
+        &[("X-Gitward-Session", token), ("Origin", &own)],
+        &body,
+    );
     assert_eq!(no_csrf.status, 403, "{no_csrf:?}");
     let wrong_csrf = gw.ui_post_raw(
         &approve,
         &[
-            ("Cookie", cookie),
+            ("X-Gitward-Session", token),
             ("Origin", &own),
             ("X-CSRF-Token", "nope"),
         ],
@@ -208,7 +215,7 @@ fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
     let cross = gw.ui_post_raw(
         &approve,
         &[
-            ("Cookie", cookie),
+            ("X-Gitward-Session", token),
             ("Origin", "http://evil.test"),
             ("X-CSRF-Token", &session.csrf),
         ],
@@ -218,7 +225,10 @@ fn decisions_need_the_csrf_token_and_the_pages_own_origin() {
     cross.assert_no_cors();
     let no_origin = gw.ui_post_raw(
         &approve,
-        &[("Cookie", cookie), ("X-CSRF-Token", &session.csrf)],
+        &[
+            ("X-Gitward-Session", token),
+            ("X-CSRF-Token", &session.csrf),
+        ],
         &body,
     );
     assert_eq!(no_origin.status, 403);
@@ -341,8 +351,8 @@ fn new_proposals_and_decisions_reach_the_event_stream() {
         .unwrap();
     write!(
         stream,
-        "GET /api/events HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nAccept: text/event-stream\r\n\r\n",
-        gw.ui, session.cookie
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nX-Gitward-Session: {}\r\nAccept: text/event-stream\r\n\r\n",
+        gw.ui, session.token
     )
     .unwrap();
     let mut reader = BufReader::new(stream);
@@ -382,8 +392,8 @@ fn a_card_with_its_preview_is_never_followed_by_an_older_one() {
         .unwrap();
     write!(
         stream,
-        "GET /api/events HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nAccept: text/event-stream\r\n\r\n",
-        gw.ui, session.cookie
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nX-Gitward-Session: {}\r\nAccept: text/event-stream\r\n\r\n",
+        gw.ui, session.token
     )
     .unwrap();
     let mut reader = BufReader::new(stream);

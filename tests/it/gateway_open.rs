@@ -1,6 +1,8 @@
 //! `gitward gateway --open`: the login link handed to the person's browser — a fake
 //! opener on `PATH` that records its argv — found only in absolute `PATH` entries outside
-//! repositories; a missing or failing opener is a warning, never a failed start.
+//! repositories; a missing or failing opener is a warning, never a failed start. The
+//! opener is given a private file that forwards to the link, never the link itself: an
+//! argv is readable by every local user.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,6 +21,27 @@ fn recording_opener(path: &Path, record: &Path) {
             record.display()
         ),
     );
+}
+
+/// The one argument the opener got: a private file whose page forwards to the link.
+/// Checks it holds no secret itself, and returns the link the file forwards to.
+fn opened_link(argv: &str, login: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let token = login.split_once('#').unwrap().1;
+    assert!(
+        !argv.contains(token),
+        "the link's token on a command line: {argv}"
+    );
+    let lines: Vec<&str> = argv.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one argument: {argv}");
+    let file = Path::new(lines[0]);
+    assert!(file.is_absolute(), "{argv}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(file), 0o600, "{}", file.display());
+    assert_eq!(mode(file.parent().unwrap()), 0o700, "{}", file.display());
+    let page = std::fs::read_to_string(file).unwrap();
+    let at = page.find("url=").unwrap() + "url=".len();
+    page[at..].split('"').next().unwrap().to_owned()
 }
 
 /// Waits for `path` to appear (a bound on a background step, not a timing assertion).
@@ -75,11 +98,7 @@ fn open_hands_the_login_link_to_the_opener_found_outside_repositories() {
 
     let gw = Gateway::start(&fixture, &["--open"], &[("PATH", &path)]);
     let argv = wait_for_file(&record);
-    assert_eq!(
-        argv,
-        format!("{}\n", gw.login),
-        "exactly one argument: the link"
-    );
+    assert_eq!(opened_link(&argv, &gw.login), gw.login);
     assert!(gw.login.contains("/login#"), "{}", gw.login);
     assert!(!decoy_record.exists(), "the opener inside a repository ran");
     // The link still works: opening it did not use it up.
@@ -98,7 +117,7 @@ fn browser_names_the_opener_and_a_failing_one_is_only_a_warning() {
         &["--open"],
         &[("PATH", &path), ("BROWSER", "my-browser")],
     );
-    assert_eq!(wait_for_file(&record), format!("{}\n", gw.login));
+    assert_eq!(opened_link(&wait_for_file(&record), &gw.login), gw.login);
     drop(gw);
 
     // An opener that fails, and one that is nowhere: the gateway serves all the same.
@@ -118,4 +137,46 @@ fn browser_names_the_opener_and_a_failing_one_is_only_a_warning() {
     let line = stderr_line(&mut gw, "could not open the browser");
     assert!(line.contains("holds arguments"), "{line}");
     let _session = gw.login();
+}
+
+#[test]
+fn the_login_link_reaches_neither_the_openers_argv_nor_its_environment_and_its_file_goes() {
+    let fixture = Fixture::new();
+    let record = fixture.path("opened.txt");
+    let bin = fixture.path("bin");
+    // Records everything a process-table watcher could read: argv and environment.
+    write_executable(
+        &bin.join("my-browser"),
+        &format!(
+            "#!/bin/sh\n{{ printf '%s\\n' \"$@\"; echo ---; env; }} > '{0}.tmp' && mv '{0}.tmp' '{0}'\n",
+            record.display()
+        ),
+    );
+    let path = path_of(std::slice::from_ref(&bin));
+    let gw = Gateway::start(
+        &fixture,
+        &["--open"],
+        &[("PATH", &path), ("BROWSER", "my-browser")],
+    );
+    let seen = wait_for_file(&record);
+    let token = gw.login_token();
+    assert!(
+        !seen.contains(&token),
+        "the token reached the opener: {seen}"
+    );
+    let argv = seen.split("---\n").next().unwrap();
+    assert_eq!(opened_link(argv, &gw.login), gw.login);
+    let file = PathBuf::from(argv.trim());
+    // The gateway's own command line holds no secret either.
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", gw.pid())).unwrap();
+    assert!(!String::from_utf8_lossy(&cmdline).contains(&token));
+
+    // Once the link is used the file is gone.
+    let _session = gw.login();
+    let until = Instant::now() + Duration::from_secs(30);
+    while file.exists() {
+        assert!(Instant::now() < until, "{} stayed", file.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!file.parent().unwrap().exists());
 }

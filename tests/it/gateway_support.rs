@@ -144,7 +144,7 @@ impl Gateway {
         request(&self.handshake, "GET", path, &[("Host", &host)], b"")
     }
 
-    /// Logs in with the login link: the session cookie and the CSRF token.
+    /// Logs in with the login link: the session token and the CSRF token.
     pub fn login(&self) -> Session {
         let answer = self.ui_post_raw(
             "/api/login",
@@ -152,10 +152,9 @@ impl Gateway {
             &json!({"token": self.login_token()}),
         );
         assert_eq!(answer.status, 200, "{answer:?}");
-        let cookie = answer.header("set-cookie").unwrap().to_owned();
-        let cookie = cookie.split(';').next().unwrap().to_owned();
+        assert_eq!(answer.header("set-cookie"), None, "{answer:?}");
         Session {
-            cookie,
+            token: answer.json()["session"].as_str().unwrap().to_owned(),
             csrf: answer.json()["csrf"].as_str().unwrap().to_owned(),
             ui: self.ui.clone(),
         }
@@ -198,7 +197,8 @@ impl Drop for Gateway {
 /// A logged-in browser.
 #[derive(Clone)]
 pub struct Session {
-    pub cookie: String,
+    /// Sent as `X-Gitward-Session`, as the page sends it.
+    pub token: String,
     pub csrf: String,
     pub ui: String,
 }
@@ -209,12 +209,12 @@ impl Session {
             &self.ui,
             "GET",
             path,
-            &[("Host", &self.ui), ("Cookie", &self.cookie)],
+            &[("Host", &self.ui), ("X-Gitward-Session", &self.token)],
             b"",
         )
     }
 
-    /// A POST as the page makes it: cookie, CSRF token, own origin. An approval waits, as
+    /// A POST as the page makes it: session header, CSRF token, own origin. An approval waits, as
     /// the page's button does, until git's preview is on the card.
     pub fn post(&self, path: &str, body: &Value) -> Answer {
         if let Some(card) = path.strip_suffix("/approve") {
@@ -245,7 +245,7 @@ impl Session {
             &format!("/api/proposals/{id}/approve"),
             &[
                 ("Host", &self.ui),
-                ("Cookie", &self.cookie),
+                ("X-Gitward-Session", &self.token),
                 ("X-CSRF-Token", &self.csrf),
                 ("Origin", &origin),
                 ("Content-Type", "application/json"),
@@ -263,7 +263,7 @@ impl Session {
             path,
             &[
                 ("Host", &self.ui),
-                ("Cookie", &self.cookie),
+                ("X-Gitward-Session", &self.token),
                 ("X-CSRF-Token", &self.csrf),
                 ("Origin", &origin),
                 ("Content-Type", "application/json"),

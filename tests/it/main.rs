@@ -40,6 +40,7 @@ mod exec_restore_layout;
 mod exec_write_output;
 mod fleet;
 mod flux;
+mod gateway_agent_trust;
 mod gateway_audit;
 mod gateway_browser;
 mod gateway_cli;

@@ -77,14 +77,26 @@ impl Gateway {
     }
 
     /// A POST to the human API as the terminal channel; the status and the JSON answer.
-    pub fn human_post(&self, path: &str, body: Value) -> (u16, Value) {
+    /// An approval or a restore carries the confirmation code the terminal shows, as
+    /// `gitward approve` / `gitward restore` send what the person typed.
+    pub fn human_post(&self, path: &str, mut body: Value) -> (u16, Value) {
         // A person approves what the card shows: wait, as the page does, for the preview.
         if let Some(card) = path.strip_suffix("/approve") {
+            let mut shown = self.human_get(card);
             for _ in 0..600 {
-                if self.human_get(card)["previewPending"] != true {
+                if shown["previewPending"] != true {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(50));
+                shown = self.human_get(card);
+            }
+            if body.get("confirmationCode").is_none() {
+                body["confirmationCode"] = shown["confirmationCode"].clone();
+            }
+        }
+        if let Some(point) = path.strip_suffix("/restore") {
+            if body.get("confirmationCode").is_none() {
+                body["confirmationCode"] = self.human_get(point)["confirmationCode"].clone();
             }
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()

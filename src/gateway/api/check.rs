@@ -2,7 +2,25 @@
 //! runs them before it POSTs, the gateway again on receipt (it never trusts the sidecar),
 //! and a refusal names the field so a 422 can say what to fix.
 
+use serde_json::Value;
+
 use super::{OPERATION_TYPES, Proposal};
+use crate::model::hidden;
+
+/// Operation fields that are free text, shown with their hidden characters revealed;
+/// every other string names something (a ref, a path, a remote) and refuses them.
+const FREE_TEXT: [&str; 2] = ["message", "patchContent"];
+
+/// The first hidden character in a name inside `value` (the field `key`'s), looking into
+/// lists and objects (a plan's steps, a branch deletion's targets).
+fn hidden_in_name(key: &str, value: &Value) -> Option<char> {
+    match value {
+        Value::String(text) if !FREE_TEXT.contains(&key) => hidden::first_hidden(text),
+        Value::Array(items) => items.iter().find_map(|v| hidden_in_name(key, v)),
+        Value::Object(map) => map.iter().find_map(|(k, v)| hidden_in_name(k, v)),
+        _ => None,
+    }
+}
 
 /// The longest `reason` accepted, in bytes: room for a paragraph, not for a payload.
 pub const MAX_REASON_BYTES: usize = 4096;
@@ -33,6 +51,36 @@ pub fn is_sanitized_agent_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+}
+
+/// The operations' field names that hold names, for a refusal's `field`.
+const FIELD_NAMES: &[&str] = &[
+    "name",
+    "startPoint",
+    "targets",
+    "paths",
+    "sourceRef",
+    "targetRef",
+    "remote",
+    "branch",
+    "ontoRef",
+    "currentRef",
+    "parentPath",
+    "relativePath",
+    "path",
+    "steps",
+    "strategy",
+    "mode",
+    "action",
+    "expectedRecordedOid",
+    "expectedCheckedOutOid",
+];
+
+fn hidden_reason(c: char) -> String {
+    format!(
+        "must not contain invisible or text-direction characters (found U+{:04X})",
+        u32::from(c)
+    )
 }
 
 impl Proposal {
@@ -72,6 +120,19 @@ impl Proposal {
             if !path.starts_with('/') || path.contains('\0') {
                 return refuse("repoPath", "expected an absolute path");
             }
+            if let Some(c) = hidden::first_hidden(path) {
+                return refuse("repoPath", hidden_reason(c));
+            }
+        }
+        let hidden = self
+            .fields
+            .iter()
+            .find_map(|(k, v)| hidden_in_name(k, v).map(|c| (k, c)));
+        if let Some((field, c)) = hidden {
+            // Named as the operation's own checks name it; a name no operation has is
+            // the operation's to refuse.
+            let field = FIELD_NAMES.iter().find(|f| **f == field).copied();
+            return refuse(field.unwrap_or("fields"), hidden_reason(c));
         }
         Ok(())
     }
@@ -163,6 +224,26 @@ mod tests {
             };
             assert_eq!(refused(&p, "merge"), "repoPath", "{path:?}");
         }
+    }
+
+    #[test]
+    fn names_with_invisible_or_direction_characters_are_refused() {
+        let with = |fields: serde_json::Value| Proposal {
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            ..good()
+        };
+        let p = with(json!({"sourceRef": "ma\u{200B}in"}));
+        assert_eq!(refused(&p, "merge"), "sourceRef");
+        let p = with(json!({"steps": [{"operationType": "discard", "paths": ["a\u{202E}b"]}]}));
+        assert_eq!(refused(&p, "merge"), "steps");
+        let p = Proposal {
+            repo_path: Some("/r\u{2066}epo".into()),
+            ..good()
+        };
+        assert_eq!(refused(&p, "merge"), "repoPath");
+        // Free text keeps them; the page and the terminal show them escaped.
+        let p = with(json!({"message": "fix\u{202E}", "steps": [{"patchContent": "\u{200B}"}]}));
+        assert_eq!(p.check_common("merge"), Ok(()));
     }
 
     #[test]

@@ -182,9 +182,8 @@ impl From<StoreError> for ApiError {
                 ApiError::new(ErrorCode::QuotaExceeded, message)
                     .with_details(json!({"limit": limit}))
             }
-            StoreError::IdempotencyMismatch { preview_id } => {
+            StoreError::IdempotencyMismatch => {
                 ApiError::new(ErrorCode::IdempotencyMismatch, message)
-                    .with_details(json!({"previewId": preview_id}))
             }
             StoreError::Invalid { field, reason } => ApiError::invalid(field, reason),
             _ => ApiError::internal(message),

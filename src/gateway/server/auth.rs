@@ -1,13 +1,17 @@
-//! Who may use the human listener: a browser that exchanged the one-time login token for a
-//! session cookie, or the CLI holding the per-start bearer token from its 0600 file.
+//! Who may use the human listener: a page that exchanged the one-time login token for a
+//! session token, or the CLI holding the per-start bearer token from its 0600 file.
 //!
 //! Every secret is fresh random per start and lives only in this process (the CLI token
-//! also in its file), so a restart logs everyone out. A browser's state-changing request
-//! must carry its session's CSRF token and come from the listener's own origin; the CLI's
-//! bearer header is something no web page can make a browser send to another origin
-//! without a CORS preflight, which this gateway never answers.
+//! also in its file), so a restart logs everyone out. The page keeps its session token in
+//! its own origin's storage and sends it as a header: never a cookie, which a browser
+//! sends to every port of 127.0.0.1 (cookies ignore ports), so any other loopback server
+//! the person opens would receive it. A browser's state-changing request must also carry
+//! its session's CSRF token and come from the listener's own origin; the headers are
+//! something no web page can make a browser send to another origin without a CORS
+//! preflight, which this gateway never answers.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use base64::Engine;
@@ -16,8 +20,8 @@ use sha2::{Digest, Sha256};
 use super::app::{ApiError, App};
 use crate::gateway::api::Channel;
 
-/// The session cookie's name.
-pub const COOKIE: &str = "gw_session";
+/// The header the page's session token travels in.
+pub const SESSION_HEADER: &str = "x-gitward-session";
 
 /// The header the CSRF token travels in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -28,6 +32,10 @@ pub const CHANNEL_HEADER: &str = "x-gitward-channel";
 /// Sessions a gateway keeps at once; the oldest goes first (a person rarely has more than
 /// a couple of tabs, and each login needs a fresh start-up token anyway).
 const MAX_SESSIONS: usize = 16;
+
+/// How long the login link works after start: long enough to open it, short enough that
+/// one copied from a terminal or a file later is worth nothing.
+pub const LOGIN_LIFETIME: Duration = Duration::from_secs(5 * 60);
 
 /// A fresh 256-bit secret, URL-safe.
 pub fn random_token() -> Result<String, getrandom::Error> {
@@ -47,8 +55,8 @@ fn same(a: &str, b: &str) -> bool {
 
 /// The human side's credentials.
 pub struct Auth {
-    /// The login token, until it is exchanged once.
-    login: Mutex<Option<String>>,
+    /// The login token and when it stops working, until it is exchanged once.
+    login: Mutex<Option<(String, Instant)>>,
     /// Session id → its CSRF token, oldest first.
     sessions: Mutex<Vec<(String, String)>>,
     cli_token: String,
@@ -77,17 +85,28 @@ impl Caller {
 
 impl Auth {
     pub fn new() -> Result<Auth, getrandom::Error> {
+        Auth::with_login_lifetime(LOGIN_LIFETIME)
+    }
+
+    /// An [`Auth`] whose login token works for `lifetime`.
+    pub fn with_login_lifetime(lifetime: Duration) -> Result<Auth, getrandom::Error> {
+        let deadline = Instant::now() + lifetime;
         Ok(Auth {
-            login: Mutex::new(Some(random_token()?)),
+            login: Mutex::new(Some((random_token()?, deadline))),
             sessions: Mutex::new(Vec::new()),
             cli_token: random_token()?,
             code_key: random_token()?,
         })
     }
 
-    /// The one-time login token (for the start-up line), if not yet used.
+    /// The one-time login token (for the start-up line), while it is neither used nor
+    /// past its lifetime.
     pub fn login_token(&self) -> Option<String> {
-        self.login.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let login = self.login.lock().unwrap_or_else(|p| p.into_inner());
+        login
+            .as_ref()
+            .filter(|(_, deadline)| Instant::now() < *deadline)
+            .map(|(token, _)| token.clone())
     }
 
     pub fn cli_token(&self) -> &str {
@@ -95,10 +114,13 @@ impl Auth {
     }
 
     /// Exchanges the login token for a new session: `(session id, csrf)`. The token works
-    /// once; a replay gets `None`.
+    /// once and only within its lifetime; a replay or a late one gets `None`.
     pub fn exchange(&self, token: &str) -> Result<Option<(String, String)>, getrandom::Error> {
         let mut login = self.login.lock().unwrap_or_else(|p| p.into_inner());
-        if !login.as_deref().is_some_and(|t| same(t, token)) {
+        let live = login
+            .as_ref()
+            .is_some_and(|(t, deadline)| Instant::now() < *deadline && same(t, token));
+        if !live {
             return Ok(None);
         }
         let session = (random_token()?, random_token()?);
@@ -137,18 +159,6 @@ impl Auth {
     }
 }
 
-/// The value of cookie `name` in the request.
-fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -169,7 +179,8 @@ pub fn authenticate(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> 
             _ => Err(unauthorized()),
         };
     }
-    let session = cookie(headers, COOKIE).ok_or_else(unauthorized)?;
+    // Cookies are never read: one set by an older gateway on this host still arrives.
+    let session = header_str(headers, SESSION_HEADER).ok_or_else(unauthorized)?;
     let csrf = app.auth.csrf_of(session).ok_or_else(unauthorized)?;
     Ok(Caller::Web { csrf })
 }
@@ -206,9 +217,42 @@ pub fn check_change(headers: &HeaderMap, caller: &Caller) -> Result<(), ApiError
     }
 }
 
-/// `Set-Cookie` for a new session.
-pub fn session_cookie(session: &str) -> String {
-    format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/")
+/// The terminal's proof that a person read what it acts on: a bearer request claiming the
+/// `tty` channel approves or restores only with the confirmation code of `subject` (a
+/// previewId or a restore point id) in the body's `confirmationCode`. The check is here,
+/// not only in the CLI, so a request that skips the CLI proves nothing and is refused, and
+/// the ledger's `tty` means a code was typed. A page's session has its own proof (the
+/// CSRF token and the origin) and needs none.
+pub fn check_code(
+    auth: &Auth,
+    caller: &Caller,
+    subject: &str,
+    body: &serde_json::Value,
+) -> Result<(), ApiError> {
+    if !matches!(caller, Caller::Tty) {
+        return Ok(());
+    }
+    match body.get("confirmationCode").and_then(|c| c.as_str()) {
+        Some(code)
+            if same(
+                &code.trim().to_ascii_uppercase(),
+                &auth.confirmation_code(subject),
+            ) =>
+        {
+            Ok(())
+        }
+        Some(_) => Err(ApiError::other(
+            StatusCode::FORBIDDEN,
+            "confirmationCodeWrong",
+            "the confirmation code does not match: type the code shown with the card",
+        )),
+        None => Err(ApiError::other(
+            StatusCode::FORBIDDEN,
+            "confirmationCodeRequired",
+            "a terminal approval or restore needs the confirmation code a person types \
+             (confirmationCode); use `gitward approve` / `gitward restore` or the page",
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +272,32 @@ mod tests {
     }
 
     #[test]
+    fn the_login_token_stops_working_after_its_lifetime() {
+        let auth = Auth::with_login_lifetime(Duration::from_millis(50)).unwrap();
+        let token = auth.login_token().unwrap();
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(auth.login_token(), None);
+        assert!(auth.exchange(&token).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_terminal_request_needs_the_code_and_a_page_does_not() {
+        let auth = Auth::new().unwrap();
+        let id = "rp_abc";
+        let code = auth.confirmation_code(id);
+        let web = Caller::Web { csrf: "x".into() };
+        assert!(check_code(&auth, &web, id, &serde_json::json!({})).is_ok());
+        let none = check_code(&auth, &Caller::Tty, id, &serde_json::json!({}));
+        assert_eq!(none.unwrap_err().status(), StatusCode::FORBIDDEN);
+        let wrong = serde_json::json!({"confirmationCode": "AAAAAA"});
+        assert!(check_code(&auth, &Caller::Tty, id, &wrong).is_err());
+        let other = serde_json::json!({"confirmationCode": auth.confirmation_code("rp_other")});
+        assert!(check_code(&auth, &Caller::Tty, id, &other).is_err());
+        let right = serde_json::json!({"confirmationCode": code.to_lowercase()});
+        assert!(check_code(&auth, &Caller::Tty, id, &right).is_ok());
+    }
+
+    #[test]
     fn confirmation_codes_are_short_stable_and_keyed() {
         let a = Auth::new().unwrap();
         let b = Auth::new().unwrap();
@@ -238,10 +308,21 @@ mod tests {
     }
 
     #[test]
-    fn cookies_are_found_among_others() {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::COOKIE, "a=1; gw_session=xyz; b=2".parse().unwrap());
-        assert_eq!(cookie(&headers, COOKIE), Some("xyz"));
-        assert_eq!(cookie(&headers, "c"), None);
+    fn a_session_travels_in_its_header_never_in_a_cookie() {
+        let auth = Auth::new().unwrap();
+        let (session, _) = auth
+            .exchange(&auth.login_token().unwrap())
+            .unwrap()
+            .unwrap();
+        let mut by_cookie = HeaderMap::new();
+        let cookie = format!("gw_session={session}; x-gitward-session={session}");
+        by_cookie.insert(header::COOKIE, cookie.parse().unwrap());
+        assert!(header_str(&by_cookie, SESSION_HEADER).is_none());
+        let mut by_header = HeaderMap::new();
+        by_header.insert(SESSION_HEADER, session.parse().unwrap());
+        assert_eq!(
+            header_str(&by_header, SESSION_HEADER),
+            Some(session.as_str())
+        );
     }
 }

@@ -78,9 +78,11 @@ pub enum StoreError {
     NotOwner,
     #[error("agent {agent_id} already has {limit} pending proposals")]
     QuotaExceeded { agent_id: String, limit: u32 },
-    /// The `(operationType, idempotencyKey)` pair belongs to a proposal with other arguments.
-    #[error("idempotency key already used by proposal {preview_id} with different arguments")]
-    IdempotencyMismatch { preview_id: String },
+    /// The agent's `(operationType, idempotencyKey)` pair belongs to one of its proposals
+    /// with other arguments. Which one is not said: the answer names nothing a caller
+    /// could not already know.
+    #[error("idempotency key already used with different arguments; use a new key")]
+    IdempotencyMismatch,
     /// A caller asked for a move the lifecycle does not have: a bug, not a race.
     #[error("no transition from {} to {}", from.as_str(), to.as_str())]
     Illegal { from: Status, to: Status },

@@ -23,10 +23,23 @@ pub fn operation_of(kind: &str) -> Result<&'static dyn Operation, ApiError> {
     })
 }
 
-/// Checks the operation's own fields.
+/// Checks the operation's own fields. An agent may send only the fields its schema gives
+/// agents: a field the gateway sets itself (a push's `revertTo`, which makes the card read
+/// "Undoes a push") is refused by name.
 pub fn validate(kind: &str, fields: &Fields) -> Result<(), ApiError> {
-    operation_of(kind)?
-        .validate(fields)
+    let op = operation_of(kind)?;
+    let schema = op.fields_schema();
+    let offered = schema["properties"].as_object();
+    if let Some(name) = fields
+        .keys()
+        .find(|k| !offered.is_some_and(|p| p.contains_key(k.as_str())))
+    {
+        return Err(ApiError::invalid(
+            name,
+            format!("not a field of a {kind} proposal"),
+        ));
+    }
+    op.validate(fields)
         .map_err(|e| ApiError::invalid(e.field, e.reason))
 }
 

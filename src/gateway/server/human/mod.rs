@@ -45,6 +45,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/proposals/{id}/extend", post(proposals::extend))
         .route("/api/proposals/{id}/undo-push", post(undo_push::undo_push))
         .route("/api/restore-points", get(restore::list))
+        .route("/api/restore-points/{id}", get(restore::one))
         .route("/api/restore-points/{id}/restore", post(restore::restore))
         .route("/api/events", get(stream::events))
         .fallback(not_found)

@@ -102,7 +102,8 @@ async fn decision(
     Ok((caller, value))
 }
 
-/// `POST /api/proposals/{id}/approve` `{confirmDestructive}`.
+/// `POST /api/proposals/{id}/approve` `{confirmDestructive, confirmationCode}` (the code
+/// on a terminal only).
 pub async fn approve(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -110,6 +111,7 @@ pub async fn approve(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (caller, value) = decision(&app, &headers, &id, body).await?;
+    auth::check_code(&app.auth, &caller, &id, &value)?;
     let confirmed = value.get("confirmDestructive").and_then(Value::as_bool) == Some(true);
     let current = card::load(&app, &id).await?;
     // A person approves what the card showed them; the preview is written once, so a

@@ -37,8 +37,33 @@ pub async fn list(
     Ok(axum::Json(json!({"restorePoints": views})).into_response())
 }
 
-/// `POST /api/restore-points/{id}/restore` `{confirmMoved}`: refused with 409 and what
-/// moved when the repository moved on since and the person has not confirmed.
+/// `GET /api/restore-points/{id}`: one restore point, with the confirmation code a person
+/// types to restore it on a terminal.
+pub async fn one(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    auth::authenticate(&app, &headers)?;
+    if !is_restore_point_id(&id) {
+        return Err(ApiError::not_found());
+    }
+    let point = app
+        .store
+        .run({
+            let id = id.clone();
+            move |s| s.restore_point(&id)
+        })
+        .await?
+        .ok_or_else(ApiError::not_found)?;
+    let mut body = view(&point);
+    body["confirmationCode"] = json!(app.auth.confirmation_code(&id));
+    Ok(axum::Json(body).into_response())
+}
+
+/// `POST /api/restore-points/{id}/restore` `{confirmMoved, confirmationCode}` (the code on
+/// a terminal only): refused with 409 and what moved when the repository moved on since
+/// and the person has not confirmed.
 pub async fn restore(
     State(app): State<Arc<App>>,
     headers: HeaderMap,
@@ -51,6 +76,7 @@ pub async fn restore(
     if !is_restore_point_id(&id) {
         return Err(ApiError::not_found());
     }
+    auth::check_code(&app.auth, &caller, &id, &value)?;
     let confirm = value.get("confirmMoved").and_then(Value::as_bool) == Some(true);
     let point = app
         .store

@@ -1,5 +1,6 @@
-//! Logging in: the one-time token from the login link becomes a session cookie and a
-//! CSRF token; `GET /api/session` tells the page whether it is logged in.
+//! Logging in: the one-time token from the login link becomes a session token (the page
+//! keeps it in its own origin's storage and sends it as a header) and a CSRF token;
+//! `GET /api/session` tells the page whether it is logged in.
 
 use std::sync::Arc;
 
@@ -46,11 +47,7 @@ pub async fn login(
              for a new one",
         ));
     };
-    Ok((
-        [(header::SET_COOKIE, auth::session_cookie(&session))],
-        axum::Json(json!({"csrf": csrf})),
-    )
-        .into_response())
+    Ok(axum::Json(json!({"session": session, "csrf": csrf})).into_response())
 }
 
 /// `GET /api/session`: `{csrf}` for a logged-in page, 401 otherwise.

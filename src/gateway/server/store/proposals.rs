@@ -35,7 +35,7 @@ impl Store {
     /// Stores a new pending proposal under the canonical id `preview_id`, or finds the
     /// one an idempotent retry refers to.
     ///
-    /// A proposal whose `(operationType, idempotencyKey)` is already stored resolves to
+    /// A proposal whose `(agentId, operationType, idempotencyKey)` is already stored resolves to
     /// that proposal when the arguments hash equal (whatever its state now), and is
     /// refused with [`StoreError::IdempotencyMismatch`] when they differ. A new proposal
     /// is refused with [`StoreError::QuotaExceeded`] when its agent already has the
@@ -78,14 +78,14 @@ impl Store {
             let existing: Option<(String, String)> = tx
                 .query_row(
                     "SELECT preview_id, args_hash FROM proposals
-                     WHERE operation_type = ?1 AND idempotency_key = ?2",
-                    params![proposal.operation_type, key],
+                     WHERE agent_id = ?1 AND operation_type = ?2 AND idempotency_key = ?3",
+                    params![proposal.agent_id, proposal.operation_type, key],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()?;
             if let Some((id, stored_hash)) = existing {
                 if stored_hash != hash {
-                    return Err(StoreError::IdempotencyMismatch { preview_id: id });
+                    return Err(StoreError::IdempotencyMismatch);
                 }
                 expire_if_due(&tx, &id, now)?;
                 let record = read_record(&tx, &id)?;

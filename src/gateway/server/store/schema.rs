@@ -18,13 +18,14 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The first schema.
 ///
 /// Times are milliseconds since the Unix epoch (UTC). States are the wire names, checked.
 /// `args_json` is the proposal as received; `args_hash` the hash idempotent retries are
-/// compared by. The idempotency scope is `(operation_type, idempotency_key)`.
+/// compared by. The idempotency scope is `(operation_type, idempotency_key)` (from V5 also
+/// the agent's).
 const V1: &str = "
 CREATE TABLE proposals (
     preview_id      TEXT PRIMARY KEY NOT NULL,
@@ -101,6 +102,14 @@ CREATE TABLE audit_cursor (
 /// its card), detected after the proposal was answered.
 const V4: &str = "
 ALTER TABLE proposals ADD COLUMN others_json TEXT;
+";
+
+/// Idempotency keys belong to the agent that sent them: another agent's key is a new
+/// proposal, never a way to read or reach the first one.
+const V5: &str = "
+DROP INDEX proposals_idempotency;
+CREATE UNIQUE INDEX proposals_idempotency
+    ON proposals (agent_id, operation_type, idempotency_key) WHERE idempotency_key IS NOT NULL;
 ";
 
 /// The schema version this build writes.

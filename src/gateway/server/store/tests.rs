@@ -236,14 +236,19 @@ fn an_idempotent_retry_finds_the_first_proposal_and_other_arguments_are_refused(
     let later = store.insert(&pid(3), &retry, at(7)).unwrap();
     assert_eq!(later.record().status, Status::Approved);
     assert_eq!(later.record().preview_id, pid(1));
-    // Same key, other arguments (or another agent): refused, naming the holder.
-    for other in [
-        proposal("a", Some("merge:k1"), "develop"),
-        proposal("b", Some("merge:k1"), "main"),
-    ] {
-        match store.insert(&pid(4), &other, at(8)) {
-            Err(StoreError::IdempotencyMismatch { preview_id }) => assert_eq!(preview_id, pid(1)),
-            r => panic!("{r:?}"),
+    // Same key, other arguments: refused, naming no proposal.
+    assert!(matches!(
+        store.insert(&pid(4), &proposal("a", Some("merge:k1"), "develop"), at(8)),
+        Err(StoreError::IdempotencyMismatch)
+    ));
+    // Another agent's key is its own: a new proposal, whatever the arguments.
+    for (n, target) in [(6, "main"), (7, "develop")] {
+        let theirs = proposal("b", Some("merge:k1"), target);
+        let inserted = store.insert(&pid(n), &theirs, at(8));
+        match (n, inserted) {
+            (6, Ok(Inserted::New(r))) => assert_eq!(r.preview_id, pid(6)),
+            (7, Err(StoreError::IdempotencyMismatch)) => {}
+            (_, r) => panic!("{r:?}"),
         }
     }
     // The key is scoped to the operation type.

@@ -176,26 +176,26 @@ function setLive(on) {
 
 function listen() {
   if (state.events) state.events.close();
-  const events = new EventSource('/api/events');
-  state.events = events;
   let dropped = false;
-  events.addEventListener('open', () => {
-    setLive(true);
-    // Events sent while the stream was down are gone: read the lists again.
-    if (dropped) {
-      loadQueue().catch(() => {});
-      if (state.historyLoaded) loadHistory();
-    }
-  });
-  events.addEventListener('card', (e) => {
-    try {
-      upsert(JSON.parse(e.data));
-    } catch { /* a malformed event changes nothing */ }
-  });
-  events.addEventListener('error', () => {
-    dropped = true;
-    setLive(false);
-    if (events.readyState === EventSource.CLOSED) api.session().then((ok) => { if (ok) listen(); else loggedOut(); }).catch(() => {});
+  state.events = api.events({
+    open() {
+      setLive(true);
+      // Events sent while the stream was down are gone: read the lists again.
+      if (dropped) {
+        loadQueue().catch(() => {});
+        if (state.historyLoaded) loadHistory();
+      }
+    },
+    event(name, data) {
+      if (name !== 'card') return;
+      try {
+        upsert(JSON.parse(data));
+      } catch { /* a malformed event changes nothing */ }
+    },
+    error() {
+      dropped = true;
+      setLive(false);
+    },
   });
 }
 
@@ -220,7 +220,7 @@ async function signIn() {
       'Each login link works exactly once, and this one was already used (or is not valid). Use the browser that opened it first, or restart the gateway for a new link.');
     return false;
   }
-  if (await api.session()) return true;
+  if (await api.resume()) return true;
   loggedOut();
   return false;
 }

@@ -1,6 +1,6 @@
 // One proposal card: the queue's (decide) and the history's (outcome) faces.
 
-import { h, basename, shortOid, timeLeft, timeEl } from './dom.js';
+import { h, basename, shortOid, timeLeft, timeEl, reveal } from './dom.js';
 import { renderPreview } from './preview.js';
 import { restoreControls } from './restore.js';
 
@@ -124,7 +124,7 @@ function decide(card, actions) {
     try {
       await fn();
     } catch (e) {
-      error.textContent = e.message;
+      error.textContent = reveal(e.message);
       error.hidden = false;
       busy(false);
     }

@@ -1,6 +1,15 @@
 // DOM building without markup: every value from the API becomes a text node, so
 // nothing a proposal carries (reason, paths, diff lines) can ever be read as HTML.
 
+// Characters that are invisible or turn the text around them (zero-width, bidi controls):
+// `ma<U+200B>in` would read as `main`. Each is shown as a visible `<U+XXXX>`.
+const HIDDEN = /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/g;
+
+/** `text` with every hidden character written out, so a person sees it. */
+export function reveal(text) {
+  return String(text).replace(HIDDEN, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+}
+
 /** Builds an element. `attrs` keys: `class`, `data` (object), `on` (events), others as attributes. */
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -10,7 +19,8 @@ export function h(tag, attrs, ...children) {
       if (key === 'class') el.className = value;
       else if (key === 'data') Object.assign(el.dataset, value);
       else if (key === 'on') for (const [ev, fn] of Object.entries(value)) el.addEventListener(ev, fn);
-      else if (key === 'text') el.textContent = value;
+      else if (key === 'text') el.textContent = reveal(value);
+      else if (key === 'title') el.setAttribute(key, reveal(value));
       else el.setAttribute(key, value === true ? '' : String(value));
     }
   }
@@ -23,7 +33,7 @@ function append(el, children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(el, child);
     else if (child instanceof Node) el.appendChild(child);
-    else el.appendChild(document.createTextNode(String(child)));
+    else el.appendChild(document.createTextNode(reveal(child)));
   }
 }
 

@@ -131,9 +131,14 @@ fn the_scripts_never_turn_data_into_markup() {
 #[test]
 fn every_post_carries_the_csrf_token() {
     let (_, api) = asset("api.js").unwrap();
-    // One fetch site, and it adds the header for every method but GET.
-    assert_eq!(api.matches("fetch(").count(), 1);
+    // Two fetch sites (the calls and the live stream); the calls add the CSRF header for
+    // every method but GET, and both send the session as a header, never a cookie.
+    assert_eq!(api.matches("fetch(").count(), 2);
     assert!(api.contains("if (method !== 'GET' && csrf) headers['X-CSRF-Token'] = csrf;"));
+    assert_eq!(api.matches("headers: authHeaders(").count(), 1);
+    assert_eq!(api.matches("const headers = authHeaders(").count(), 1);
+    assert_eq!(api.matches("credentials: 'omit'").count(), 2);
+    assert!(!api.contains("document.cookie") && !api.contains("EventSource("));
     for name in asset_names().filter(|n| n.ends_with(".js") && *n != "api.js") {
         let (_, body) = asset(name).unwrap();
         assert!(
