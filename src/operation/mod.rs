@@ -218,8 +218,9 @@ pub trait Operation: Send + Sync {
     fn touched_paths(&self, _fields: &Fields) -> Vec<String> {
         Vec::new()
     }
-    /// The trees the write may check out into the worktree (a switch, a hard reset, a
-    /// merge, a rebase), as the pins name their commits; empty when it checks out none.
+    /// The trees the write may check out into the worktree or read into the index (a
+    /// switch, a hard or mixed reset, a merge, a rebase), as the pins name their commits;
+    /// empty when it reads none.
     fn checks_out(&self, _fields: &Fields, _pins: &Pins) -> Vec<Checkout> {
         Vec::new()
     }

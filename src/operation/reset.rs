@@ -195,9 +195,12 @@ impl Operation for Reset {
         ResetFields::from_fields(fields).is_ok_and(|f| f.mode == Mode::Hard)
     }
 
+    /// A hard reset writes the target's tree; a mixed one reads it into the index, so a
+    /// file on disk at a path it tracks becomes tracked, and a restore removes it again
+    /// unless the point holds it.
     fn checks_out(&self, fields: &Fields, pins: &Pins) -> Vec<Checkout> {
         match ResetFields::from_fields(fields) {
-            Ok(f) if f.mode == Mode::Hard => Checkout::of(&pins.0, "targetOid"),
+            Ok(f) if f.mode != Mode::Soft => Checkout::of(&pins.0, "targetOid"),
             _ => Vec::new(),
         }
     }
