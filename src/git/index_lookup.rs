@@ -57,6 +57,9 @@ pub struct Found {
     /// The index tracks a `.gitattributes` file (which may ask for line-ending conversion
     /// or a filter).
     pub attributes: bool,
+    /// Every entry of the index is in this file and was read: not a split index (whose
+    /// shared part holds entries this file does not), not one this reader cannot parse.
+    pub whole: bool,
 }
 
 /// An entry git keeps out of the worktree on purpose (skip-worktree: a sparse checkout,
@@ -96,6 +99,7 @@ pub fn tree_and_skipped(bytes: &[u8], format: ObjectFormat) -> Found {
         tree,
         skipped,
         attributes,
+        whole: !walked.split,
     }
 }
 

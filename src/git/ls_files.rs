@@ -1,6 +1,7 @@
 //! Index entries with their stages (`git ls-files -z`), parsed by
 //! `crate::parse::ls_files_unmerged`.
 
+use super::index_lookup::Skipped;
 use super::{Git, GitError, Oid};
 use crate::parse::Records;
 use crate::parse::ls_files_unmerged::{GITLINK, Stages};
@@ -65,6 +66,48 @@ fn parse_converted(bytes: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     out
+}
+
+/// The unconflicted skip-worktree entries of the index as git reads it, wherever each
+/// lives (a split index keeps most entries in its shared index, which the index file
+/// itself does not hold), and whether a `.gitattributes` file is tracked: `ls-files -t
+/// --stage` tags each skip-worktree entry `S`.
+pub async fn skipped(git: &Git<'_>) -> Result<(Vec<Skipped>, bool), GitError> {
+    let out = git
+        .cmd(["ls-files", "-t", "--stage", "-z"])
+        .capture(super::DEFAULT_CAP * 16)
+        .await?;
+    if out.stopped_early || out.sink.truncated {
+        return Err(GitError::Unsupported(
+            "the index lists more entries than a restore point reads".into(),
+        ));
+    }
+    Ok(parse_skipped(&out.sink.bytes))
+}
+
+fn parse_skipped(bytes: &[u8]) -> (Vec<Skipped>, bool) {
+    let mut skipped = Vec::new();
+    let mut attributes = false;
+    for record in bytes.split(|b| *b == 0) {
+        let Some(tab) = record.iter().position(|b| *b == b'\t') else {
+            continue;
+        };
+        let (info, path) = (&record[..tab], &record[tab + 1..]);
+        attributes |= path == b".gitattributes" || path.ends_with(b"/.gitattributes");
+        let info = String::from_utf8_lossy(info);
+        if let [tag, mode, oid, stage] = info.split(' ').collect::<Vec<_>>().as_slice()
+            && *tag == "S"
+            && *stage == "0"
+            && let Ok(mode) = u32::from_str_radix(mode, 8)
+        {
+            skipped.push(Skipped {
+                path: path.to_vec(),
+                mode,
+                oid: Oid::parse(oid),
+            });
+        }
+    }
+    (skipped, attributes)
 }
 
 /// Every index entry (`ls-files --stage -z`) exactly as git prints it: mode, object,

@@ -48,6 +48,7 @@ pub mod safety_stash;
 pub mod stash;
 pub mod status;
 mod status_cache;
+pub mod tree_paths;
 mod trust;
 pub mod update_ref;
 pub mod worktree;

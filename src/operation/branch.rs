@@ -15,7 +15,7 @@ use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::intent::{Found, read_ref};
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use super::{Checkout, Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
 use crate::git::{Git, Rev};
@@ -106,6 +106,13 @@ impl Operation for Branch {
 
     fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
         BranchFields::from_fields(fields).map(|_| ())
+    }
+
+    fn checks_out(&self, fields: &Fields, pins: &Pins) -> Vec<Checkout> {
+        match BranchFields::from_fields(fields) {
+            Ok(f) if f.checkout => Checkout::of(&pins.0, "startOid"),
+            _ => Vec::new(),
+        }
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

@@ -20,7 +20,7 @@ use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::intent::Found;
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use super::{Checkout, Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::merge::{MergeQuery, Scratch};
 use crate::git::write::GitWrite;
@@ -226,6 +226,17 @@ impl Operation for Merge {
 
     fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
         MergeFields::from_fields(fields).map(|_| ())
+    }
+
+    /// Every strategy may write any path of the source's side: the source's tree (a
+    /// fast-forward, a squash) and each commit between HEAD and it (a rebase replays
+    /// them; a merge's result tracks nothing that neither side does).
+    fn checks_out(&self, _fields: &Fields, pins: &Pins) -> Vec<Checkout> {
+        let mut out = Checkout::of(&pins.0, "sourceOid");
+        for c in &mut out {
+            c.since = pins.0["head"]["oid"].as_str().map(str::to_owned);
+        }
+        out
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

@@ -158,6 +158,30 @@ impl From<FieldError> for OpError {
     }
 }
 
+/// A tree a write checks out: `commit`'s, and with `since` that of every commit of
+/// `since..commit` on the way (a rebase replays them one by one). Git treats an ignored
+/// file as expendable when a tree it checks out tracks that path, so the restore point
+/// must hold such files before the write (see `gateway::server::restore::overwritten`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkout {
+    pub commit: String,
+    pub since: Option<String>,
+}
+
+impl Checkout {
+    /// The tree of the commit pinned under `key`; nothing when none is pinned.
+    pub fn of(pins: &Value, key: &str) -> Vec<Checkout> {
+        pins[key]
+            .as_str()
+            .map(|c| Checkout {
+                commit: c.to_owned(),
+                since: None,
+            })
+            .into_iter()
+            .collect()
+    }
+}
+
 /// Where an operation runs: the repository (opened and checked against the allowed
 /// roots), the settings (allowed roots for any further path an operation names) and the
 /// request's cancellation.
@@ -192,6 +216,12 @@ pub trait Operation: Send + Sync {
     /// The repository-relative paths the operation names (commit `paths`, …), so the card
     /// and the hint can show which other agent touched them too; empty when it names none.
     fn touched_paths(&self, _fields: &Fields) -> Vec<String> {
+        Vec::new()
+    }
+    /// The trees the write may check out into the worktree or read into the index (a
+    /// switch, a hard or mixed reset, a merge, a rebase), as the pins name their commits;
+    /// empty when it reads none.
+    fn checks_out(&self, _fields: &Fields, _pins: &Pins) -> Vec<Checkout> {
         Vec::new()
     }
     /// The configuration keys the write may set (a push's `-u`: the branch's upstream),

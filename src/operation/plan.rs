@@ -20,7 +20,7 @@
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
 
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
+use super::{Checkout, Ctx, Expect, Fields, Intent, OpError, Operation, Pins};
 use crate::gateway::api::FieldError;
 
 pub mod predict;
@@ -164,6 +164,15 @@ impl Operation for Plan {
 
     fn needs_confirmation(&self, fields: &Fields) -> bool {
         steps(fields).is_ok_and(|s| s.iter().any(|s| s.op.needs_confirmation(&s.fields)))
+    }
+
+    fn checks_out(&self, fields: &Fields, pins: &Pins) -> Vec<Checkout> {
+        let steps = steps(fields).unwrap_or_default();
+        steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| s.op.checks_out(&s.fields, &step_pins(pins, i)))
+            .collect()
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

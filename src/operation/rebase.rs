@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::fields::{ensure, parse, schema_of};
 use super::intent::{Found, read_ref};
 use super::paths::check_branch;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use super::{Checkout, Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::write::GitWrite;
 use crate::git::{Git, Oid, Rev};
@@ -145,6 +145,21 @@ impl Operation for Rebase {
 
     fn validate(&self, fields: &Fields) -> Result<(), FieldError> {
         RebaseFields::from_fields(fields).map(|_| ())
+    }
+
+    /// The rebased branch (checked out first when it is not HEAD's), the onto commit,
+    /// and each commit replayed on it.
+    fn checks_out(&self, _fields: &Fields, pins: &Pins) -> Vec<Checkout> {
+        let mut out = Checkout::of(&pins.0, "ontoOid");
+        out.extend(
+            Checkout::of(&pins.0, "currentOid")
+                .into_iter()
+                .map(|c| Checkout {
+                    since: pins.0["ontoOid"].as_str().map(str::to_owned),
+                    ..c
+                }),
+        );
+        out
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

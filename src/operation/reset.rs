@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::commit::checked;
 use super::fields::{ensure, parse, schema_of};
 use super::intent::Found;
-use super::{Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
+use super::{Checkout, Ctx, Expect, Fields, Intent, OpError, Operation, Pins, pins};
 use crate::gateway::api::FieldError;
 use crate::git::log::{self, Hide};
 use crate::git::status::{IgnoreSubmodules, StatusQuery, Untracked};
@@ -193,6 +193,16 @@ impl Operation for Reset {
 
     fn needs_confirmation(&self, fields: &Fields) -> bool {
         ResetFields::from_fields(fields).is_ok_and(|f| f.mode == Mode::Hard)
+    }
+
+    /// A hard reset writes the target's tree; a mixed one reads it into the index, so a
+    /// file on disk at a path it tracks becomes tracked, and a restore removes it again
+    /// unless the point holds it.
+    fn checks_out(&self, fields: &Fields, pins: &Pins) -> Vec<Checkout> {
+        match ResetFields::from_fields(fields) {
+            Ok(f) if f.mode != Mode::Soft => Checkout::of(&pins.0, "targetOid"),
+            _ => Vec::new(),
+        }
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

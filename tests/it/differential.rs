@@ -216,3 +216,22 @@ fn every_operation_matches_git_and_restores_with_fsmonitor_and_untracked_cache()
 fn every_operation_matches_git_and_restores_with_a_clean_smudge_filter() {
     suite("filter", &matrix());
 }
+
+#[test]
+fn every_operation_matches_git_and_restores_with_skip_worktree_entries_in_a_shared_index() {
+    // The split index file lists no entry: `branch` checks out `side`, which lacks
+    // `dir1/m.txt`, a skip-worktree entry of the shared index only. Its restore must
+    // leave the file absent, as with the same sparse checkout unsplit.
+    let mut ops = matrix();
+    ops.extend(VARIANTS.iter());
+    suite("split-sparse", &ops);
+}
+
+#[test]
+fn checkouts_over_ignored_files_match_git_and_restore_every_byte() {
+    // `i.env` is ignored on `main` and tracked on `side` and `feature`: git's switch,
+    // merge and rebase overwrite it; each restore must put back its bytes.
+    let mut ops = matrix();
+    ops.extend(VARIANTS.iter());
+    suite("tracked-ignored", &ops);
+}

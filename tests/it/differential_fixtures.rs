@@ -77,6 +77,16 @@ pub const SHAPES: &[Shape] = &[
         after: split_index,
     },
     Shape {
+        name: "split-sparse",
+        before: nothing,
+        after: split_sparse,
+    },
+    Shape {
+        name: "tracked-ignored",
+        before: nothing,
+        after: tracked_ignored,
+    },
+    Shape {
         name: "caches",
         before: nothing,
         after: caches,
@@ -128,6 +138,30 @@ fn linked(fx: &Fixture, repo: &Path, side: &Path) -> Option<PathBuf> {
 fn split_index(fx: &Fixture, repo: &Path, _: &Path) -> Option<PathBuf> {
     git(fx, repo, &["config", "core.splitIndex", "true"]);
     git(fx, repo, &["update-index", "--split-index"]);
+    None
+}
+
+/// A cone sparse checkout whose skip-worktree entries live only in the shared index of
+/// a split index: the split file itself lists none of them.
+fn split_sparse(fx: &Fixture, repo: &Path, side: &Path) -> Option<PathBuf> {
+    sparse_cone(fx, repo, side);
+    split_index(fx, repo, side)
+}
+
+/// `side` and `feature` track `i.env`, the file `main` ignores and holds on disk: a
+/// checkout of either (a switch, a merge, a rebase) overwrites it, as git treats an
+/// ignored file as expendable.
+fn tracked_ignored(fx: &Fixture, repo: &Path, _: &Path) -> Option<PathBuf> {
+    for (branch, text) in [
+        ("side", "tracked on side\n"),
+        ("feature", "tracked on feature\n"),
+    ] {
+        git(fx, repo, &["switch", "-q", branch]);
+        fx.write(repo, "i.env", text);
+        git(fx, repo, &["add", "-f", "i.env"]);
+        git(fx, repo, &["commit", "-q", "-m", "track i.env"]);
+    }
+    git(fx, repo, &["switch", "-q", "main"]);
     None
 }
 

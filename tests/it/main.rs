@@ -37,6 +37,7 @@ mod exec_restore;
 mod exec_restore_bytes;
 mod exec_restore_ignored;
 mod exec_restore_layout;
+mod exec_restore_overwritten;
 mod exec_write_output;
 mod fleet;
 mod flux;

@@ -44,6 +44,10 @@ enum Change {
     Stash,
     Merge,
     Rebase,
+    /// `update-index --skip-worktree` of a tracked file.
+    SkipWorktree(usize),
+    /// `update-index --split-index`: the entries so far move to a shared index.
+    SplitIndex,
 }
 
 /// The write proposed.
@@ -85,6 +89,8 @@ fn change() -> impl Strategy<Value = Change> {
         1 => Just(Change::Stash),
         1 => Just(Change::Merge),
         1 => Just(Change::Rebase),
+        1 => (0..TRACKED.len()).prop_map(Change::SkipWorktree),
+        1 => Just(Change::SplitIndex),
     ]
 }
 
@@ -136,6 +142,11 @@ fn template() -> &'static (Fixture, PathBuf) {
         fx.commit(&repo, "c.txt", "other\n", "other c");
         fx.git(&repo, &["switch", "-q", "-c", "clean", "main"]);
         fx.commit(&repo, "clean.txt", "clean\n", "clean work");
+        // `clean` tracks the files main ignores: checking it out overwrites them.
+        fx.write(&repo, "secret.env", "tracked on clean\n");
+        fx.write(&repo, "ign/deep.txt", "tracked on clean\n");
+        fx.git(&repo, &["add", "-f", "secret.env", "ign/deep.txt"]);
+        fx.git(&repo, &["commit", "-q", "-m", "clean tracks ignored names"]);
         fx.git(&repo, &["switch", "-q", "main"]);
         (fx, repo)
     })
@@ -225,6 +236,8 @@ fn apply(rig: &Rig, change: &Change) {
         Change::Stash => git(&["stash", "push", "-q"]),
         Change::Merge => git(&["merge", "-q", "other"]),
         Change::Rebase => git(&["rebase", "-q", "other"]),
+        Change::SkipWorktree(i) => git(&["update-index", "--skip-worktree", "--", TRACKED[*i]]),
+        Change::SplitIndex => git(&["update-index", "--split-index"]),
     }
 }
 

@@ -256,7 +256,9 @@ impl Executor {
             .map_err(store_failure)?;
         crash::point(crash::AFTER_INTENT);
         let refs = intent.refs();
-        let paths = restore::touched(op, fields);
+        let paths = restore::to_capture(repo, ctx.cancel, op, fields, pins, &self.caps)
+            .await
+            .map_err(Failure::from_op)?;
         let config = op.touched_config(fields, pins);
         let what = restore::Capture {
             refs: &refs,

@@ -28,6 +28,7 @@ mod after;
 mod apply;
 mod capture;
 mod files;
+mod overwritten;
 mod put;
 mod steps;
 mod take;
@@ -47,7 +48,7 @@ use super::store::{RestorePoint, Store, StoreError};
 use crate::config::Config;
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, GitError, Oid, Repo, path_text, refs};
-use crate::operation::{Fields, Moved, OpError, Operation, pins};
+use crate::operation::{Fields, Moved, OpError, Operation, Pins, pins};
 
 /// Where remote-tracking refs live: a restore never moves them.
 pub(crate) const REMOTES: &str = "refs/remotes/";
@@ -175,6 +176,28 @@ pub fn touched(op: &dyn Operation, fields: &Fields) -> Vec<Vec<u8>> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The paths a restore point before `op`'s write captures whatever their ignore status:
+/// those it names ([`touched`]) and the untracked files on disk that a tree it checks out
+/// tracks, which git's checkout would overwrite or delete ([`overwritten`]).
+pub async fn to_capture(
+    repo: &Repo,
+    cancel: &CancellationToken,
+    op: &dyn Operation,
+    fields: &Fields,
+    pins: &Pins,
+    caps: &Caps,
+) -> Result<Vec<Vec<u8>>, OpError> {
+    let mut out = touched(op, fields);
+    let checkouts = op.checks_out(fields, pins);
+    if let (Some(top), false) = (repo.worktree.as_deref(), checkouts.is_empty()) {
+        let git = Git::new(repo, cancel);
+        out.extend(overwritten::paths(&git, top, &checkouts, caps.max_files).await?);
+        out.sort();
+        out.dedup();
+    }
+    Ok(out)
 }
 
 /// The paths a point captured whatever their ignore status.
@@ -334,7 +357,14 @@ pub async fn restore_in(
                     .collect()
             })
             .unwrap_or_default();
-        files = match put::worktree(&git, top, &cur, &target, &skipped).await {
+        // The paths the point looked at whatever their ignore status: one it did not
+        // store was absent or a directory then, so no file there is kept.
+        let looked: BTreeSet<Vec<u8>> = touched_of(old).into_iter().collect();
+        let left = put::Left {
+            skipped: &skipped,
+            looked: &looked,
+        };
+        files = match put::worktree(&git, top, &cur, &target, left).await {
             Ok(files) => files,
             Err(e) => {
                 // Refused before anything was written: the point taken for it goes too.

@@ -19,7 +19,7 @@ use crate::git::index_copy::{IndexCopy, IndexRead};
 use crate::git::ref_file::{self, RefValue};
 use crate::git::update_ref::Transaction;
 use crate::git::{Git, ObjectFormat, Oid, Repo};
-use crate::git::{index_lookup, objects, on_copy, refs};
+use crate::git::{index_lookup, ls_files, objects, on_copy, refs};
 use crate::operation::OpError;
 use crate::operation::intent::{Found, read_ref};
 
@@ -105,7 +105,12 @@ pub async fn index(
         });
     };
     let found = index_lookup::tree_and_skipped(bytes, repo.object_format);
-    let (cached, skip_worktree, attributes) = (found.tree, found.skipped, found.attributes);
+    let (cached, mut skip_worktree, mut attributes) = (found.tree, found.skipped, found.attributes);
+    if !found.whole {
+        // Entries this file does not hold (a split index's shared part) or that this
+        // reader cannot parse: git lists them all.
+        (skip_worktree, attributes) = steps.time("index entries", ls_files::skipped(git)).await?;
+    }
     // Handed over at once, fast-import compresses the blob while the rest is found out;
     // the bytes stay here for a copy, should git have to write the tree.
     let blob = Some(import.blob(bytes.to_vec()));

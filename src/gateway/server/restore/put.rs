@@ -32,15 +32,25 @@ const GITLINK: u32 = 0o160000;
 /// One path to put back: `(mode, object, status, path)` as `diff-tree --raw` tells it.
 type Entry = (u32, String, u8, Vec<u8>);
 
+/// What the target point says of paths beyond its tree.
+pub struct Left<'a> {
+    /// The paths it left out (over the caps): never removed.
+    pub skipped: &'a BTreeSet<Vec<u8>>,
+    /// The paths it captured whatever their ignore status (`touched`): a file there that
+    /// it did not store is removed, never kept as one it may not have seen.
+    pub looked: &'a BTreeSet<Vec<u8>>,
+}
+
 /// Makes the worktree at `top` match `target`, given `current` (the restore's own point,
-/// just taken). `skipped`: the paths `target` left out.
+/// just taken).
 pub async fn worktree(
     git: &Git<'_>,
     top: &Path,
     current: &Whole,
     target: &Whole,
-    skipped: &BTreeSet<Vec<u8>>,
+    left: Left<'_>,
 ) -> Result<Value, RestoreError> {
+    let Left { skipped, looked } = left;
     let entries = diff_tree::trees_raw_bytes(git, current.tree.as_str(), target.tree.as_str())
         .await
         .map_err(OpError::from)?;
@@ -70,7 +80,11 @@ pub async fn worktree(
     if !found.is_empty() {
         return Err(RestoreError::Uncaptured { files: found });
     }
-    let may_keep = maybe_ignored(git, current, target, &removals).await?;
+    let may_keep: Vec<Vec<u8>> = maybe_ignored(git, current, target, &removals)
+        .await?
+        .into_iter()
+        .filter(|p| !looked.contains(p))
+        .collect();
     let top = top.to_owned();
     // A restore must finish once started: no read deadline on the writes.
     let (first, blocked) = tokio::task::spawn_blocking({
@@ -155,13 +169,38 @@ impl Done {
     }
 }
 
-/// Whether a directory above `path` is now a file or link that the restore removes: the
-/// write waits until it is gone.
+/// Whether a directory above `path` is now a file or link that the restore removes, or
+/// `path` itself is now a directory (whose files the restore removes): the write waits
+/// until it is gone.
 fn blocked_by(top: &Path, path: &[u8], going: &HashSet<Vec<u8>>) -> bool {
-    ancestors(path).any(|dir| {
-        going.contains(dir)
-            && std::fs::symlink_metadata(top.join(rel_path(dir))).is_ok_and(|m| !m.is_dir())
-    })
+    std::fs::symlink_metadata(top.join(rel_path(path))).is_ok_and(|m| m.is_dir())
+        || ancestors(path).any(|dir| {
+            going.contains(dir)
+                && std::fs::symlink_metadata(top.join(rel_path(dir))).is_ok_and(|m| !m.is_dir())
+        })
+}
+
+/// Whether every file and link under the directory `dir` is one the restore removes, so
+/// that removing them leaves no directory in the way of a file.
+fn emptied(top: &Path, dir: &[u8], going: &HashSet<Vec<u8>>) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut pending = vec![dir.to_vec()];
+    while let Some(at) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(top.join(rel_path(&at))) else {
+            return false;
+        };
+        for entry in entries.flatten() {
+            let mut path = at.clone();
+            path.push(b'/');
+            path.extend_from_slice(entry.file_name().as_bytes());
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(path),
+                _ if going.contains(&path) => {}
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 /// The directories above `path`, nearest last.
@@ -204,7 +243,13 @@ fn uncaptured(
         let same = contents
             .get(oid)
             .is_some_and(|want| holds(top, path, *mode, want));
-        let present = std::fs::symlink_metadata(top.join(rel_path(path))).is_ok();
+        // A directory there goes with the files the restore removes from it, when it
+        // holds nothing else.
+        let present = match std::fs::symlink_metadata(top.join(rel_path(path))) {
+            Ok(meta) if meta.is_dir() => !emptied(top, path, going),
+            Ok(_) => true,
+            Err(_) => false,
+        };
         if present && !same && seen.insert(path) {
             out.push(json!({
                 "path": path_text::encode(path),
