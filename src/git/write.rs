@@ -25,6 +25,7 @@ use std::time::Duration;
 use crate::process::{CancellationToken, HeadTail, Invocation, Program, RunError};
 
 mod steps;
+pub(crate) mod transport;
 pub use steps::PushStep;
 
 /// Settings placed before every write command; each one is explained in the module doc.
@@ -41,6 +42,11 @@ const WRITE_OVERRIDES: &[&str] = &[
     "credential.helper=",
     "-c",
     "protocol.allow=never",
+    // A repository's own per-protocol permission would win over `protocol.allow`.
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "protocol.fd.allow=never",
     "-c",
     "gc.auto=0",
     "-c",

@@ -114,4 +114,5 @@ mod specs_reach;
 mod status_caches;
 mod status_fsmonitor;
 mod submodule;
+mod trust_transport;
 mod worktree;
