@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use crate::process::{CancellationToken, HeadTail, Invocation, Program, RunError};
 
+pub mod programs;
 mod steps;
 pub(crate) mod transport;
 pub use steps::PushStep;

@@ -40,8 +40,18 @@ pub fn loot(fx: &Fixture) -> PathBuf {
 /// Starts the gateway for `setup`; under a separate user, `shared` become writable by
 /// both users and the run directory the gateway's own.
 pub fn start(fx: &Fixture, setup: Setup, shared: &[&Path]) -> Gateway {
+    start_with_env(fx, setup, shared, &[])
+}
+
+/// [`start`] with `env` added to the gateway's environment.
+pub fn start_with_env(
+    fx: &Fixture,
+    setup: Setup,
+    shared: &[&Path],
+    env: &[(&str, &str)],
+) -> Gateway {
     match setup {
-        Setup::SameUser => Gateway::start(fx, &[]),
+        Setup::SameUser => Gateway::start_with_env(fx, &[], env),
         Setup::SeparateUser => {
             let mut config = std::fs::read_to_string(fx.home().join(".gitconfig")).unwrap();
             config.push_str("[safe]\n\tdirectory = *\n");
@@ -51,7 +61,7 @@ pub fn start(fx: &Fixture, setup: Setup, shared: &[&Path]) -> Gateway {
                 second_user::share(path);
             }
             second_user::give(&fx.run_dir());
-            Gateway::start_prepared(fx, &[], &[], second_user::run_as)
+            Gateway::start_prepared(fx, &[], env, second_user::run_as)
         }
     }
 }
@@ -77,7 +87,7 @@ pub fn push(gateway: &Gateway, fx: &Fixture, repo: &Path, remote: &str) -> Value
     settle(&mut sidecar, &id)
 }
 
-fn plant(path: &Path, body: &str) -> String {
+pub fn plant(path: &Path, body: &str) -> String {
     write_executable(path, &format!("#!/bin/sh\n{body}"));
     path.display().to_string()
 }

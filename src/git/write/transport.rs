@@ -55,6 +55,15 @@ pub(crate) async fn read(
     remote: &str,
     cancel: &CancellationToken,
 ) -> Result<Pinned, RunError> {
+    let entries = list(dir, cancel).await?;
+    Ok(Pinned {
+        config: overrides(&entries).map_err(RunError::Unsupported)?,
+        receive_pack: receive_pack(&entries, remote),
+    })
+}
+
+/// The configuration git reads in `dir`, every scope, includes followed.
+pub(crate) async fn list(dir: &Path, cancel: &CancellationToken) -> Result<Vec<Entry>, RunError> {
     let out = Invocation::new(Program::Git)
         .dir(dir)
         .args(["config", "--list", "--show-scope", "--includes", "-z"])
@@ -71,11 +80,7 @@ pub(crate) async fn read(
             out.stderr_text().trim()
         )));
     }
-    let entries = parse(&out.sink.bytes);
-    Ok(Pinned {
-        config: overrides(&entries).map_err(RunError::Unsupported)?,
-        receive_pack: receive_pack(&entries, remote),
-    })
+    Ok(parse(&out.sink.bytes))
 }
 
 /// One `git config --list --show-scope -z` record.
