@@ -24,7 +24,9 @@ use std::time::Duration;
 
 use crate::process::{CancellationToken, HeadTail, Invocation, Program, RunError};
 
+pub mod programs;
 mod steps;
+pub(crate) mod transport;
 pub use steps::PushStep;
 
 /// Settings placed before every write command; each one is explained in the module doc.
@@ -41,6 +43,11 @@ const WRITE_OVERRIDES: &[&str] = &[
     "credential.helper=",
     "-c",
     "protocol.allow=never",
+    // A repository's own per-protocol permission would win over `protocol.allow`.
+    "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "protocol.fd.allow=never",
     "-c",
     "gc.auto=0",
     "-c",

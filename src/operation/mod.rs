@@ -31,6 +31,7 @@ pub mod paths;
 pub mod pins;
 pub mod plan;
 mod preview;
+pub mod programs;
 pub mod push;
 pub mod rebase;
 pub mod reset;

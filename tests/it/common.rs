@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 mod refused;
 pub mod registry;
+pub mod second_user;
 mod snapshot;
 
 pub use refused::assert_refused;

@@ -118,4 +118,6 @@ mod specs_reach;
 mod status_caches;
 mod status_fsmonitor;
 mod submodule;
+mod trust_programs;
+mod trust_transport;
 mod worktree;

@@ -32,6 +32,17 @@ impl Gateway {
 
     /// [`Gateway::start`] with `env` added to the fixture's environment.
     pub fn start_with_env(fx: &Fixture, args: &[&str], env: &[(&str, &str)]) -> Gateway {
+        Gateway::start_prepared(fx, args, env, |_| {})
+    }
+
+    /// [`Gateway::start_with_env`] with `prepare` applied to the command before it starts
+    /// (to run it as another user, say).
+    pub fn start_prepared(
+        fx: &Fixture,
+        args: &[&str],
+        env: &[(&str, &str)],
+        prepare: impl FnOnce(&mut Command),
+    ) -> Gateway {
         let root = fx.root().display().to_string();
         let mut cmd = Command::new(gitward_bin());
         cmd.args([
@@ -52,6 +63,7 @@ impl Gateway {
             cmd.env(k, v);
         }
         cmd.envs(env.iter().copied());
+        prepare(&mut cmd);
         let mut child = cmd.spawn().expect("the gateway starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())

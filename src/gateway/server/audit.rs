@@ -61,6 +61,14 @@ pub fn transition_entry(t: &Transition, record: &StatusRecord, risk: &str) -> En
         .set("approval", "human")
         .set("result", result)
         .set("summary", summary(t, record));
+    // The repository's programs the write ran (hooks, drivers, signing), when any.
+    if let Some(programs) = record
+        .result
+        .as_ref()
+        .and_then(|r| r.fields.get("programs"))
+    {
+        entry.set("programs", programs.clone());
+    }
     entry
 }
 

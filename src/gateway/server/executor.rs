@@ -239,6 +239,11 @@ impl Executor {
         op.revalidate(ctx, fields, pins)
             .await
             .map_err(Failure::from_op)?;
+        let card = store.card_data(id).map_err(store_failure)?;
+        let listed = card.preview.as_ref().and_then(|p| p.get("programs"));
+        let programs = operation::programs::check(ctx, listed)
+            .await
+            .map_err(Failure::from_op)?;
         let intent = op.intent(fields, pins).map_err(Failure::from_op)?;
         // Noted before the point is taken, so that reconciliation can find its refs.
         let point_id = restore::new_id(Timestamp::now());
@@ -351,6 +356,9 @@ impl Executor {
         repos::prune(store, others, ctx.cancel, &self.retention).await;
         if let Some(p) = all_points {
             out.insert("restorePoints".into(), p);
+        }
+        if programs.as_array().is_some_and(|p| !p.is_empty()) {
+            out.insert("programs".into(), programs);
         }
         Ok(OperationResult {
             failure: None,

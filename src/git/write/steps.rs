@@ -6,18 +6,26 @@
 //! emptied credential helper and `protocol.allow=never` — and the user's own transport
 //! and credential configuration applies, as on a manual push. Prompts stay off
 //! (`GIT_TERMINAL_PROMPT=0` from the process door): a credential that would need typing
-//! makes the push fail instead of waiting.
+//! makes the push fail instead of waiting. Transport and credential programs the
+//! repository's own configuration names never run: see [`super::transport`].
 
 use std::ffi::OsString;
 
 use super::{GitWrite, OUTPUT_CAP, Ran, STOP_GRACE, WRITE_OVERRIDES};
 use crate::process::{HeadTail, Invocation, Program, RunError};
 
-/// The write settings minus the two that would keep a push off the network.
+/// The write settings minus those that would keep a push off the network (the protocol
+/// pins come from [`super::transport`] instead, with the user's own values).
 fn push_overrides() -> Vec<&'static str> {
     let mut out = Vec::new();
     for pair in WRITE_OVERRIDES.chunks(2) {
-        let keep = !matches!(pair[1], "credential.helper=" | "protocol.allow=never");
+        let keep = !matches!(
+            pair[1],
+            "credential.helper="
+                | "protocol.allow=never"
+                | "protocol.ext.allow=never"
+                | "protocol.fd.allow=never"
+        );
         if keep {
             out.extend_from_slice(pair);
         }
@@ -67,6 +75,17 @@ impl GitWrite<'_> {
         args: Vec<String>,
         stdin: Option<Vec<u8>>,
     ) -> Result<Ran, RunError> {
+        self.run_configured(overrides, args, stdin, &[]).await
+    }
+
+    /// [`Self::run_with`] with `config` set for this one run (command scope).
+    async fn run_configured(
+        &self,
+        overrides: &[&str],
+        args: Vec<String>,
+        stdin: Option<Vec<u8>>,
+        config: &[(OsString, OsString)],
+    ) -> Result<Ran, RunError> {
         let command = std::iter::once("git".to_owned())
             .chain(args.iter().cloned())
             .collect();
@@ -75,7 +94,8 @@ impl GitWrite<'_> {
             .timeout(self.timeout)
             .terminate_first(STOP_GRACE)
             .args(overrides.iter().copied())
-            .args(args.into_iter().map(OsString::from));
+            .args(args.into_iter().map(OsString::from))
+            .git_config(config);
         if let Some(bytes) = stdin {
             inv = inv.stdin(bytes);
         }
@@ -149,10 +169,16 @@ impl GitWrite<'_> {
         self.run_with(WRITE_OVERRIDES, argv, Some(patch)).await
     }
 
-    /// Runs one push, on the network, with the user's credential helpers.
+    /// Runs one push, on the network, with the user's own credential helpers and
+    /// transport programs: those the repository names are set back ([`super::transport`]).
     pub async fn push(&self, step: PushStep<'_>) -> Result<Ran, RunError> {
         let overrides = push_overrides();
-        self.run_with(&overrides, step.argv(), None).await
+        let pinned = super::transport::read(self.dir, step.remote, self.cancel).await?;
+        let mut argv = step.argv();
+        // Before `--end-of-options`, right after `push --porcelain`.
+        argv.insert(2, format!("--receive-pack={}", pinned.receive_pack));
+        self.run_configured(&overrides, argv, None, &pinned.config)
+            .await
     }
 }
 
@@ -166,7 +192,7 @@ mod tests {
         assert!(kept.contains(&"core.fsmonitor=false"));
         assert!(!kept.contains(&"credential.helper="));
         assert!(!kept.contains(&"protocol.allow=never"));
-        assert_eq!(kept.len() + 4, WRITE_OVERRIDES.len());
+        assert_eq!(kept.len() + 8, WRITE_OVERRIDES.len());
         let step = PushStep {
             remote: "origin",
             source: "abc",

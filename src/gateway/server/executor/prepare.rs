@@ -61,6 +61,7 @@ pub async fn compute_preview(
         cancel,
     };
     let pins = crate::operation::with_late_pins(op, ctx, &proposal.fields, pins).await?;
-    let preview = op.preview(ctx, &proposal.fields, &pins).await?;
+    let mut preview = op.preview(ctx, &proposal.fields, &pins).await?;
+    operation::programs::annotate(ctx, &mut preview).await;
     Ok((pins, preview))
 }

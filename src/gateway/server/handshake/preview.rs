@@ -125,7 +125,10 @@ async fn compute(
     };
     let (pins, preview) = match operation::with_late_pins(op, ctx, &fields, pins.clone()).await {
         Ok(pins) => {
-            let preview = op.preview(ctx, &fields, &pins).await;
+            let mut preview = op.preview(ctx, &fields, &pins).await;
+            if let Ok(card) = &mut preview {
+                operation::programs::annotate(ctx, card).await;
+            }
             (pins, preview)
         }
         Err(e) => (pins, Err(e)),
