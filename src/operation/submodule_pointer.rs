@@ -349,6 +349,16 @@ impl Operation for SubmodulePointer {
             .unwrap_or_default()
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        let f = SubmodulePointerFields::from_fields(fields)?;
+        match f.action {
+            // A commit in the parent (the proposal's repository or one nested in it).
+            Action::Record => Ok(Intent::new_commit(&pins.0["parentHead"])?.moved_refs()),
+            // The submodule's HEAD, detached onto the recorded commit.
+            Action::Return => Ok(vec!["HEAD".to_owned()]),
+        }
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = SubmodulePointerFields::from_fields(fields)?;
         let at = locate(ctx, &f).await?;

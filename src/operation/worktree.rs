@@ -172,6 +172,12 @@ impl Operation for Worktree {
         WorktreeFields::from_fields(fields).map(|_| ())
     }
 
+    fn touched_refs(&self, fields: &Fields, _pins: &Pins) -> Result<Vec<String>, OpError> {
+        // The branch the new worktree checks out, created or not: every commit made there
+        // moves it.
+        Ok(vec![WorktreeFields::from_fields(fields)?.refname()])
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = WorktreeFields::from_fields(fields)?;
         let path = resolve(ctx.config, &target(ctx.repo, &f)?)?;

@@ -48,6 +48,7 @@ mod gateway_human;
 mod gateway_lifecycle;
 mod gateway_open;
 mod gateway_others;
+mod gateway_scope;
 mod gateway_stop;
 mod gateway_support;
 mod gateway_tty;
