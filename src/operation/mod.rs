@@ -23,6 +23,7 @@ pub mod commit;
 pub mod crash;
 pub mod discard;
 mod fields;
+pub mod identity;
 pub mod intent;
 pub mod merge;
 pub mod patch;

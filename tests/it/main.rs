@@ -27,6 +27,7 @@ mod exec_capture;
 mod exec_capture_import;
 mod exec_capture_trees;
 mod exec_crash;
+mod exec_git_dirs;
 mod exec_history;
 mod exec_in_progress;
 mod exec_ops;

@@ -52,6 +52,7 @@ pub async fn preview(
     let touched = scope::touched(op, &proposal.fields, &pins, &repositories)
         .map_err(super::preview::refusal)?;
     check_policy(&app, &proposal, &touched)?;
+    let identity = crate::operation::identity::read(&repo).map_err(super::preview::refusal)?;
 
     let id = uuid::Uuid::new_v4().to_string();
     let inserted = app
@@ -60,7 +61,7 @@ pub async fn preview(
             let (id, proposal) = (id.clone(), proposal.clone());
             let pins = pins.0.clone();
             let now = jiff::Timestamp::now();
-            move |s| s.insert_pinned(&id, &proposal, now, Some(&pins))
+            move |s| s.insert_pinned(&id, &proposal, now, Some(&pins), Some(&identity))
         })
         .await?;
     crate::operation::crash::point(AFTER_INSERT);

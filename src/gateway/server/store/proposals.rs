@@ -46,19 +46,22 @@ impl Store {
         proposal: &Proposal,
         now: Timestamp,
     ) -> Result<Inserted, StoreError> {
-        self.insert_pinned(preview_id, proposal, now, None)
+        self.insert_pinned(preview_id, proposal, now, None, None)
     }
 
-    /// [`Store::insert`] storing a new proposal's `pins` in the same transaction (one
-    /// commit, one `fsync`); an existing proposal keeps its own.
+    /// [`Store::insert`] storing a new proposal's `pins` and its repository's `identity`
+    /// in the same transaction (one commit, one `fsync`); an existing proposal keeps its
+    /// own.
     pub fn insert_pinned(
         &mut self,
         preview_id: &str,
         proposal: &Proposal,
         now: Timestamp,
         pins: Option<&Value>,
+        identity: Option<&Value>,
     ) -> Result<Inserted, StoreError> {
         let pins = pins.map(rows::to_json).transpose()?;
+        let identity = identity.map(rows::to_json).transpose()?;
         if !api::is_canonical_preview_id(preview_id) {
             return Err(StoreError::Invalid {
                 field: "previewId",
@@ -109,8 +112,8 @@ impl Store {
         tx.execute(
             "INSERT INTO proposals (preview_id, agent_id, operation_type, repo_path, reason,
                  requested_at, idempotency_key, args_json, args_hash, status, created_at,
-                 expires_at, updated_at, pins_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10, ?12)",
+                 expires_at, updated_at, pins_json, identity_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10, ?12, ?13)",
             params![
                 preview_id,
                 proposal.agent_id,
@@ -124,6 +127,7 @@ impl Store {
                 now_ms,
                 now_ms.saturating_add(expiry).min(LATEST),
                 pins,
+                identity,
             ],
         )?;
         log_transition(&tx, preview_id, None, Status::Pending, now, None, None)?;

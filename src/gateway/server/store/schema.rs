@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The first schema.
 ///
@@ -101,6 +101,12 @@ CREATE TABLE audit_cursor (
 /// its card), detected after the proposal was answered.
 const V4: &str = "
 ALTER TABLE proposals ADD COLUMN others_json TEXT;
+";
+
+/// The identity of the repository a proposal was made for (canonical git directories with
+/// device and inode), compared right before its write.
+const V5: &str = "
+ALTER TABLE proposals ADD COLUMN identity_json TEXT;
 ";
 
 /// The schema version this build writes.
