@@ -182,6 +182,8 @@ impl From<StoreError> for ApiError {
                 ApiError::new(ErrorCode::QuotaExceeded, message)
                     .with_details(json!({"limit": limit}))
             }
+            StoreError::QueueFull { limit } => ApiError::new(ErrorCode::QuotaExceeded, message)
+                .with_details(json!({"limit": limit, "scope": "allAgents"})),
             StoreError::IdempotencyMismatch { preview_id } => {
                 ApiError::new(ErrorCode::IdempotencyMismatch, message)
                     .with_details(json!({"previewId": preview_id}))

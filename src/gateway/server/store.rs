@@ -52,6 +52,9 @@ pub struct Settings {
     pub expiry: Duration,
     /// Live pending proposals one agent may have at once.
     pub max_pending_per_agent: u32,
+    /// Live pending proposals of all agents together: the agent id is self-declared, so
+    /// the per-agent bound alone bounds nothing.
+    pub max_pending: u32,
     /// How long a transaction waits for another connection's write lock.
     pub busy_timeout: Duration,
 }
@@ -61,6 +64,7 @@ impl Default for Settings {
         Settings {
             expiry: Duration::from_secs(30 * 60),
             max_pending_per_agent: 20,
+            max_pending: 100,
             busy_timeout: Duration::from_secs(10),
         }
     }
@@ -78,6 +82,8 @@ pub enum StoreError {
     NotOwner,
     #[error("agent {agent_id} already has {limit} pending proposals")]
     QuotaExceeded { agent_id: String, limit: u32 },
+    #[error("{limit} proposals are already pending, from all agents together")]
+    QueueFull { limit: u32 },
     /// The `(operationType, idempotencyKey)` pair belongs to a proposal with other arguments.
     #[error("idempotency key already used by proposal {preview_id} with different arguments")]
     IdempotencyMismatch { preview_id: String },
