@@ -47,6 +47,7 @@ mod gateway_crash_rebase;
 mod gateway_handshake;
 mod gateway_human;
 mod gateway_lifecycle;
+mod gateway_limits;
 mod gateway_open;
 mod gateway_others;
 mod gateway_scope;
