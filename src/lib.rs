@@ -45,6 +45,7 @@ pub mod config;
 pub mod error;
 pub mod gateway;
 pub mod git;
+pub mod listen;
 pub mod model;
 pub mod observe;
 pub mod operation;

@@ -47,6 +47,10 @@ pub struct GatewayArgs {
     /// Pending proposals one agent may have at once.
     #[arg(long, value_name = "N", default_value_t = 20)]
     max_pending_per_agent: u32,
+    /// Pending proposals of all agents together (agent names are self-declared).
+    #[arg(long, value_name = "N", default_value_t = 100,
+          value_parser = clap::value_parser!(u32).range(1..=500))]
+    max_pending: u32,
     /// On SIGINT or SIGTERM, how long a running write may take to finish before it is
     /// stopped, its git operation aborted and its repository put back (a second signal
     /// stops at once).
@@ -121,6 +125,7 @@ impl GatewayArgs {
         let settings = Settings {
             expiry: self.expiry,
             max_pending_per_agent: self.max_pending_per_agent,
+            max_pending: self.max_pending,
             ..Settings::default()
         };
         Ok(Options {

@@ -18,8 +18,11 @@ impl PendingArgs {
             Ok(api) => api,
             Err(why) => return fail("pending", Err(why)),
         };
-        let cards = match api.get("/api/proposals?view=pending") {
-            Ok(body) => body["cards"].as_array().cloned().unwrap_or_default(),
+        let (cards, total) = match api.get("/api/proposals?view=pending") {
+            Ok(body) => (
+                body["cards"].as_array().cloned().unwrap_or_default(),
+                body["total"].as_u64(),
+            ),
             Err(e) => return fail("pending", e),
         };
         let mut out = std::io::stdout().lock();
@@ -35,8 +38,17 @@ impl PendingArgs {
                 age(card["createdAt"].as_str().unwrap_or_default()),
             );
         }
-        if cards.is_empty() {
+        let total = total.unwrap_or(cards.len() as u64);
+        if total == 0 {
             let _ = writeln!(out, "no pending proposals");
+        } else if total > cards.len() as u64 {
+            let _ = writeln!(
+                out,
+                "{total} pending proposals; the newest {} are listed",
+                cards.len()
+            );
+        } else {
+            let _ = writeln!(out, "{total} pending");
         }
         let _ = out.flush();
         ExitCode::SUCCESS

@@ -115,6 +115,10 @@ impl Operation for Branch {
         }
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchFields::from_fields(fields)?;
         // `check-ref-format --branch`, in-process: the fields already passed the

@@ -201,6 +201,14 @@ impl Operation for BranchDelete {
         BranchDeleteFields::from_fields(fields).map(|_| ())
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        let mut out = self.intent(fields, pins)?.moved_refs();
+        for (_, intent) in self.other_repositories(fields, pins)? {
+            out.extend(intent.moved_refs());
+        }
+        Ok(out)
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = BranchDeleteFields::from_fields(fields)?;
         Ok(Pins(repos::assess_all(ctx, &f).await?))

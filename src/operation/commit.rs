@@ -106,6 +106,10 @@ impl Operation for Commit {
             .unwrap_or_default()
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = CommitFields::from_fields(fields)?;
         let pins = read_pins(ctx, &f).await?;

@@ -95,6 +95,24 @@ pub(crate) fn lost(pins: &Value) -> (Vec<String>, Vec<String>) {
     (tracked, untracked)
 }
 
+/// Refuses paths that resolve into a git directory (through a symbolic link, or a git
+/// directory under another name): git would not discard them, and neither the card nor
+/// the result may say it did.
+fn outside_git_dirs(ctx: Ctx<'_>, f: &DiscardFields) -> Result<(), OpError> {
+    let top = ctx.repo.require_worktree()?;
+    match f
+        .paths
+        .iter()
+        .find(|p| super::paths::inside_git_dir(ctx.repo, &top.join(p)))
+    {
+        Some(p) => Err(OpError::invalid(
+            "paths",
+            format!("`{p}` is inside a git directory, which no write touches"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Refuses paths with nothing to discard, in a conflict, or naming a submodule.
 fn check_discardable(f: &DiscardFields, pins: &Value) -> Result<(), OpError> {
     let empty = Map::new();
@@ -162,8 +180,13 @@ impl Operation for Discard {
         true
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = DiscardFields::from_fields(fields)?;
+        outside_git_dirs(ctx, &f)?;
         let pins = read_pins(ctx, &f).await?;
         if pins["head"].is_null() || pins["head"]["oid"].is_null() && !pins["head"].is_string() {
             return Err(OpError::Unsupported(
@@ -180,6 +203,7 @@ impl Operation for Discard {
 
     async fn revalidate(&self, ctx: Ctx<'_>, fields: &Fields, pins: &Pins) -> Result<(), OpError> {
         let f = DiscardFields::from_fields(fields)?;
+        outside_git_dirs(ctx, &f)?;
         let now = read_pins(ctx, &f).await?;
         pins::compare(&pins.0, &now)
     }

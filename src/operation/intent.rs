@@ -91,6 +91,34 @@ impl Intent {
         Ok(intent)
     }
 
+    /// The refs this intent moves, for the agent policy: each whose state after is not
+    /// its state before, or that has no state after (left unknown). `HEAD` counts only
+    /// when it does not end symbolic: a symbolic `HEAD` moves the branch it names, which
+    /// is listed on its own. The stash is left out: it only ever gains the entry that
+    /// keeps what a discard removed.
+    pub fn moved_refs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, before) in &self.pre {
+            let after = self.post.get(name);
+            let symbolic = matches!(after, Some(Expect::Symbolic { .. }))
+                || (after.is_none() && matches!(before, Expect::Symbolic { .. }));
+            if after == Some(before) || (name == "HEAD" && symbolic) {
+                continue;
+            }
+            out.push(name.clone());
+        }
+        for (name, after) in &self.post {
+            if self.pre.contains_key(name)
+                || (name == "HEAD" && matches!(after, Expect::Symbolic { .. }))
+            {
+                continue;
+            }
+            out.push(name.clone());
+        }
+        out.retain(|name| name != super::discard::STASH_REF);
+        out
+    }
+
     /// Every ref the write may move (the restore point captures each).
     pub fn refs(&self) -> Vec<String> {
         let mut names: Vec<String> = self.pre.keys().chain(self.post.keys()).cloned().collect();

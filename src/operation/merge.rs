@@ -239,6 +239,10 @@ impl Operation for Merge {
         out
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = MergeFields::from_fields(fields)?;
         ctx.repo.require_worktree()?;

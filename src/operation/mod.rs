@@ -23,6 +23,7 @@ pub mod commit;
 pub mod crash;
 pub mod discard;
 mod fields;
+pub mod identity;
 pub mod intent;
 pub mod merge;
 pub mod patch;
@@ -230,6 +231,12 @@ pub trait Operation: Send + Sync {
     fn touched_config(&self, _fields: &Fields, _pins: &Pins) -> Vec<String> {
         Vec::new()
     }
+    /// Every full ref name the write creates, moves or deletes (a worktree's: the branch
+    /// it checks out), read from the pins so that it is the ref git will really move, not
+    /// the one a field names: a commit's is the branch `HEAD` was on when pinned. A
+    /// detached `HEAD` that moves is `HEAD`. The agent policy judges a proposal on these,
+    /// so there is no default: a type that does not say what it moves cannot be built.
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError>;
     /// Reads the preconditions at proposal time (validates first).
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError>;
     /// Preconditions read after the proposal was answered, beside the card's preview:

@@ -148,6 +148,10 @@ impl Operation for Patch {
             .unwrap_or_default()
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = PatchFields::from_fields(fields)?;
         Ok(Pins(read_pins(ctx, &f).await?))

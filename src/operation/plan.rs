@@ -175,6 +175,32 @@ impl Operation for Plan {
             .collect()
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        let steps = steps(fields)?;
+        let mut out = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            let own = step_pins(pins, i);
+            match own.0.get(predict::MADE_BY) {
+                // A step from a commit made only as the plan runs: what it would move.
+                Some(_) => {
+                    let (intent, unknown) = predict::unknown_intent(s, &own.0);
+                    let symbolic = own.0["head"]["symbolic"].is_string();
+                    out.extend(intent.moved_refs());
+                    out.extend(
+                        unknown
+                            .into_iter()
+                            .filter(|name| !(symbolic && name == "HEAD"))
+                            .filter(|name| name != super::discard::STASH_REF),
+                    );
+                }
+                None => out.extend(s.op.touched_refs(&s.fields, &own)?),
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let steps = steps(fields)?;
         let live = predict::live_prefix(&steps);

@@ -206,6 +206,11 @@ impl Operation for Push {
         }
     }
 
+    fn touched_refs(&self, _fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        // The remote's branch, as pinned (the checked-out one when no branch was named).
+        Ok(vec![format!("refs/heads/{}", pinned(pins, "branch")?)])
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = PushFields::from_fields(fields)?;
         let pins = read_pins(ctx, &f).await?;

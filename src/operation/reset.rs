@@ -205,6 +205,10 @@ impl Operation for Reset {
         }
     }
 
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        Ok(self.intent(fields, pins)?.moved_refs())
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = ResetFields::from_fields(fields)?;
         if f.mode != Mode::Soft {

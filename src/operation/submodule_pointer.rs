@@ -16,7 +16,7 @@
 //! `record` made in that repository; it cannot put back a submodule's own HEAD after a
 //! `return`, nor a commit recorded in a nested parent, and the card and the result say so.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -174,7 +174,9 @@ async fn locate(ctx: Ctx<'_>, f: &SubmodulePointerFields) -> Result<Located, OpE
         open_own(ctx, "repoPath", top.to_path_buf(), "the repository").await?
     } else {
         let what = format!("the parent submodule `{}`", f.parent_path);
-        open_own(ctx, "parentPath", top.join(&f.parent_path), &what).await?
+        let parent = open_own(ctx, "parentPath", top.join(&f.parent_path), &what).await?;
+        managed("parentPath", ctx.repo, &f.parent_path, &parent, &what)?;
+        parent
     };
     let parent_top = parent.require_worktree()?.to_path_buf();
     let what = format!("submodule `{}`", f.full_path());
@@ -185,7 +187,37 @@ async fn locate(ctx: Ctx<'_>, f: &SubmodulePointerFields) -> Result<Located, OpE
         &what,
     )
     .await?;
+    managed("relativePath", &parent, &f.relative_path, &sub, &what)?;
     Ok(Located { parent, sub })
+}
+
+/// Refuses `sub` unless it is the submodule git manages for `parent` at `rel`: checked
+/// out at that very path (no symbolic link on the way), with its git directory inside
+/// the parent's `modules` or in its own `.git` directory — not one a `.git` file points
+/// to elsewhere, which would make the write land in another repository.
+fn managed(field: &str, parent: &Repo, rel: &str, sub: &Repo, what: &str) -> Result<(), OpError> {
+    let refuse = |why: &str| OpError::invalid(field, format!("{what} {why}"));
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    let top = parent.require_worktree()?;
+    let expected = top.join(rel.trim_end_matches('/'));
+    if sub.worktree.as_deref() != Some(expected.as_path()) {
+        return Err(refuse(
+            "is reached through a symbolic link: not the submodule git manages there",
+        ));
+    }
+    let git_dir = canonical(&sub.common_dir);
+    let own = canonical(&expected.join(".git"));
+    let modules = canonical(&parent.common_dir.join("modules"));
+    let inside_modules = match (&git_dir, &modules) {
+        (Some(dir), Some(modules)) => dir.starts_with(modules),
+        _ => false,
+    };
+    if git_dir.is_none() || !(inside_modules || git_dir == own) {
+        return Err(refuse(
+            "has a git directory outside its parent's: not the submodule git manages there",
+        ));
+    }
+    Ok(())
 }
 
 /// The gitlink the parent's index records at `rel`; `None` when there is none. Read
@@ -347,6 +379,16 @@ impl Operation for SubmodulePointer {
         SubmodulePointerFields::from_fields(fields)
             .map(|f| vec![f.full_path()])
             .unwrap_or_default()
+    }
+
+    fn touched_refs(&self, fields: &Fields, pins: &Pins) -> Result<Vec<String>, OpError> {
+        let f = SubmodulePointerFields::from_fields(fields)?;
+        match f.action {
+            // A commit in the parent (the proposal's repository or one nested in it).
+            Action::Record => Ok(Intent::new_commit(&pins.0["parentHead"])?.moved_refs()),
+            // The submodule's HEAD, detached onto the recorded commit.
+            Action::Return => Ok(vec!["HEAD".to_owned()]),
+        }
     }
 
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {

@@ -94,7 +94,7 @@ fn target(repo: &Repo, f: &WorktreeFields) -> Result<PathBuf, OpError> {
 
 /// `path` with its deepest existing ancestor canonicalised; refused when it exists or
 /// when it lies outside the allowed roots.
-fn resolve(config: &Config, path: &Path) -> Result<PathBuf, OpError> {
+fn resolve(config: &Config, repo: &Repo, path: &Path) -> Result<PathBuf, OpError> {
     if std::fs::symlink_metadata(path).is_ok() {
         return Err(OpError::invalid(
             "path",
@@ -118,6 +118,14 @@ fn resolve(config: &Config, path: &Path) -> Result<PathBuf, OpError> {
     let full = rest.iter().rev().fold(canonical, |p, c| p.join(c));
     if !config.allows(&full) {
         return Err(OpError::invalid("path", "is outside the allowed roots"));
+    }
+    // A worktree's files inside a git directory would be read by git as its own (a branch
+    // whose files land in `.git/hooks` becomes hooks that run).
+    if super::paths::inside_git_dir(repo, &full) {
+        return Err(OpError::invalid(
+            "path",
+            format!("{} is inside a git directory", full.display()),
+        ));
     }
     Ok(full)
 }
@@ -172,9 +180,15 @@ impl Operation for Worktree {
         WorktreeFields::from_fields(fields).map(|_| ())
     }
 
+    fn touched_refs(&self, fields: &Fields, _pins: &Pins) -> Result<Vec<String>, OpError> {
+        // The branch the new worktree checks out, created or not: every commit made there
+        // moves it.
+        Ok(vec![WorktreeFields::from_fields(fields)?.refname()])
+    }
+
     async fn pin(&self, ctx: Ctx<'_>, fields: &Fields) -> Result<Pins, OpError> {
         let f = WorktreeFields::from_fields(fields)?;
-        let path = resolve(ctx.config, &target(ctx.repo, &f)?)?;
+        let path = resolve(ctx.config, ctx.repo, &target(ctx.repo, &f)?)?;
         let git = Git::new(ctx.repo, ctx.cancel);
         let (checked, pins) = tokio::join!(checked_out(&git), read_pins(ctx, &f, &path));
         if checked?.contains(&f.refname()) {

@@ -182,6 +182,8 @@ impl From<StoreError> for ApiError {
                 ApiError::new(ErrorCode::QuotaExceeded, message)
                     .with_details(json!({"limit": limit}))
             }
+            StoreError::QueueFull { limit } => ApiError::new(ErrorCode::QuotaExceeded, message)
+                .with_details(json!({"limit": limit, "scope": "allAgents"})),
             StoreError::IdempotencyMismatch => {
                 ApiError::new(ErrorCode::IdempotencyMismatch, message)
             }

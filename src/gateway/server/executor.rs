@@ -36,7 +36,7 @@ use crate::config::Config;
 use crate::gateway::api::{FailureKind, OperationResult, Status, StatusRecord};
 use crate::git::Repo;
 use crate::operation::intent::{Reached, reached};
-use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins, crash};
+use crate::operation::{self, Ctx, Fields, OpError, Operation, Pins, crash, identity};
 
 pub use prepare::{compute_preview, pin_proposal};
 pub use stop::Stop;
@@ -206,19 +206,28 @@ impl Executor {
             cancel,
         };
         let id = stored.record.preview_id.as_str();
-        let pins = match store.pins(id).map_err(store_failure)? {
-            Some(p) => Pins(p),
+        let identity = store.identity(id).map_err(store_failure)?;
+        let (pins, identity) = match store.pins(id).map_err(store_failure)? {
+            Some(p) => (Pins(p), identity),
             // Pinned now, the revalidation under the locks still guards the claim-to-write
             // window.
-            None => op
-                .pin(ctx, &proposal.fields)
-                .await
-                .map_err(Failure::from_op)?,
+            None => {
+                let pins = op
+                    .pin(ctx, &proposal.fields)
+                    .await
+                    .map_err(Failure::from_op)?;
+                let now = identity::read(&repo).map_err(Failure::from_op)?;
+                (pins, Some(now))
+            }
         };
         let mut others = repos::open(&self.config, op, &proposal.fields, &pins, cancel)
             .await
             .map_err(Failure::from_op)?;
         let _held = self.lock_all(&repo, &others).await;
+        // Pins without an identity were made by no gateway that pins one: which
+        // repository they were read from cannot be told, so they are not written on.
+        let identity = identity.unwrap_or(Value::Null);
+        identity::check(&identity, &repo).map_err(Failure::from_op)?;
         self.guarded(store, op, ctx, id, &proposal.fields, &pins, &mut others)
             .await
     }
@@ -418,8 +427,9 @@ impl Executor {
     ) -> Result<Pins, ExecError> {
         let mut store = self.store()?;
         let stored = store.proposal(preview_id)?;
-        let pins = pin_proposal(&self.config, &stored.proposal, cancel).await?;
+        let (pins, identity) = pin_proposal(&self.config, &stored.proposal, cancel).await?;
         store.set_pins(preview_id, &pins.0)?;
+        store.set_identity(preview_id, &identity)?;
         Ok(pins)
     }
 
@@ -434,8 +444,9 @@ impl Executor {
         let pins = match store.pins(preview_id)? {
             Some(p) => Pins(p),
             None => {
-                let p = pin_proposal(&self.config, &stored.proposal, cancel).await?;
+                let (p, identity) = pin_proposal(&self.config, &stored.proposal, cancel).await?;
                 store.set_pins(preview_id, &p.0)?;
+                store.set_identity(preview_id, &identity)?;
                 p
             }
         };

@@ -181,8 +181,17 @@ pub async fn serve(
     let following = tokio_util::sync::CancellationToken::new();
     let follower = tokio::spawn(events::follow(Arc::clone(&app), following.clone()));
     let timer = tokio::spawn(expire(Arc::clone(&app)));
-    let handshake = axum::serve(handshake, handshake::router(Arc::clone(&app)));
-    let ui = axum::serve(ui, human::router(Arc::clone(&app)));
+    // Bounded (header timeout, connection cap): nothing that connects to either port can
+    // keep the page from answering.
+    let limits = crate::listen::Limits::default();
+    let never = std::future::pending::<()>;
+    let handshake = crate::listen::serve(
+        handshake,
+        handshake::router(Arc::clone(&app)),
+        limits,
+        never(),
+    );
+    let ui = crate::listen::serve(ui, human::router(Arc::clone(&app)), limits, never());
     // Leaving this select drops both listeners: no new connection is accepted.
     let signal = tokio::select! {
         r = handshake => { report(r, "handshake"); None }

@@ -52,6 +52,9 @@ pub struct Settings {
     pub expiry: Duration,
     /// Live pending proposals one agent may have at once.
     pub max_pending_per_agent: u32,
+    /// Live pending proposals of all agents together: the agent id is self-declared, so
+    /// the per-agent bound alone bounds nothing.
+    pub max_pending: u32,
     /// How long a transaction waits for another connection's write lock.
     pub busy_timeout: Duration,
 }
@@ -61,6 +64,7 @@ impl Default for Settings {
         Settings {
             expiry: Duration::from_secs(30 * 60),
             max_pending_per_agent: 20,
+            max_pending: 100,
             busy_timeout: Duration::from_secs(10),
         }
     }
@@ -83,6 +87,8 @@ pub enum StoreError {
     /// could not already know.
     #[error("idempotency key already used with different arguments; use a new key")]
     IdempotencyMismatch,
+    #[error("{limit} proposals are already pending, from all agents together")]
+    QueueFull { limit: u32 },
     /// A caller asked for a move the lifecycle does not have: a bug, not a race.
     #[error("no transition from {} to {}", from.as_str(), to.as_str())]
     Illegal { from: Status, to: Status },

@@ -83,9 +83,11 @@ pub async fn serve(
         shutdown: shutdown.clone(),
     });
     let done = shutdown.clone();
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(async move { done.cancelled().await })
-        .await
+    let limits = crate::listen::Limits::default();
+    crate::listen::serve(listener, router(app), limits, async move {
+        done.cancelled().await
+    })
+    .await
 }
 
 fn router(app: Arc<App>) -> Router {

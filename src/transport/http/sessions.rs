@@ -6,8 +6,9 @@
 //! until it has been idle for [`IDLE`], or until the server stops; at most
 //! [`MAX_SESSIONS`] live at once, so a client opening sessions in a loop cannot grow the
 //! table without bound. An id the table does not hold (the server restarted, the session
-//! idled out) restores its session from the id itself while the id has not expired; an
-//! id ended with `DELETE` restores nothing in this process.
+//! idled out, or left a full table as the least recently used one with nothing in flight)
+//! restores its session from the id itself while the id has not expired; an id ended
+//! with `DELETE` restores nothing in this process.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,15 @@ impl Session {
 
     fn idle(&self, now: Instant) -> bool {
         now.duration_since(*self.used.lock().unwrap_or_else(|p| p.into_inner())) > IDLE
+    }
+
+    fn last_used(&self) -> Instant {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Nothing holds the session but the table: no request in flight, no event stream.
+    fn quiet(self: &Arc<Self>) -> bool {
+        Arc::strong_count(self) == 1 && Arc::strong_count(&self.handler) == 1
     }
 
     fn end(&self) {
@@ -133,7 +143,16 @@ impl Sessions {
                 keep
             });
             if table.len() >= MAX_SESSIONS {
-                return None;
+                // Still full: the least recently used session with nothing in flight
+                // leaves the table. It is not ended for its client: its id restores it
+                // on its next request, so a client opening sessions in a loop displaces
+                // only table entries, and a new session always gets in.
+                let quiet = table
+                    .iter()
+                    .filter(|(_, s)| s.quiet())
+                    .min_by_key(|(_, s)| s.last_used())
+                    .map(|(id, _)| id.clone());
+                table.remove(&quiet?);
             }
         }
         let session = Arc::new(Session {

@@ -24,7 +24,7 @@ pub async fn pin_proposal(
     config: &Config,
     proposal: &Proposal,
     cancel: &CancellationToken,
-) -> Result<Pins, OpError> {
+) -> Result<(Pins, Value), OpError> {
     let op = op_of(proposal)?;
     op.validate(&proposal.fields)?;
     let path = proposal
@@ -38,7 +38,9 @@ pub async fn pin_proposal(
         cancel,
     };
     let pins = op.pin(ctx, &proposal.fields).await?;
-    crate::operation::with_late_pins(op, ctx, &proposal.fields, pins).await
+    let identity = crate::operation::identity::read(&repo)?;
+    let pins = crate::operation::with_late_pins(op, ctx, &proposal.fields, pins).await?;
+    Ok((pins, identity))
 }
 
 /// The card's preview of `proposal` against its pins, with the late pins read again

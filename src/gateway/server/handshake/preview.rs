@@ -44,7 +44,7 @@ pub fn validate(kind: &str, fields: &Fields) -> Result<(), ApiError> {
 }
 
 /// A refusal for an operation error at proposal time.
-fn refusal(e: OpError) -> ApiError {
+pub(super) fn refusal(e: OpError) -> ApiError {
     match e {
         OpError::Invalid { field, reason } => ApiError::invalid(&field, reason),
         OpError::Stale { moved } => ApiError::new(ErrorCode::Conflict, "the repository moved")

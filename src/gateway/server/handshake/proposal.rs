@@ -38,9 +38,21 @@ pub async fn preview(
         .map_err(|e| ApiError::invalid(e.field, e.reason))?;
     super::preview::validate(&kind, &proposal.fields)?;
     let (repo, repositories) = resolve_repositories(&app, &mut proposal).await?;
-    check_policy(&app, &proposal, &repositories)?;
+    // What the proposal names is judged before git reads anything for it, …
+    let named = scope::Touched {
+        repositories: repositories.clone(),
+        ..scope::Touched::default()
+    };
+    check_policy(&app, &proposal, &named)?;
     let repo = repo.ok_or_else(|| ApiError::invalid("repoPath", "required"))?;
     let pins = super::preview::pin(&app, &kind, &repo, &proposal.fields).await?;
+    // … and what it will really touch once its pins say so (the executor refuses to run
+    // on any other state).
+    let op = super::preview::operation_of(&kind)?;
+    let touched = scope::touched(op, &proposal.fields, &pins, &repositories)
+        .map_err(super::preview::refusal)?;
+    check_policy(&app, &proposal, &touched)?;
+    let identity = crate::operation::identity::read(&repo).map_err(super::preview::refusal)?;
 
     let id = uuid::Uuid::new_v4().to_string();
     let inserted = app
@@ -48,7 +60,8 @@ pub async fn preview(
         .run({
             let (id, proposal) = (id.clone(), proposal.clone());
             let pins = pins.0.clone();
-            move |s| s.insert_pinned(&id, &proposal, jiff::Timestamp::now(), Some(&pins))
+            let now = jiff::Timestamp::now();
+            move |s| s.insert_pinned(&id, &proposal, now, Some(&pins), Some(&identity))
         })
         .await?;
     crate::operation::crash::point(AFTER_INSERT);
@@ -153,22 +166,16 @@ fn reason_of(e: crate::git::GitError) -> String {
     }
 }
 
-fn check_policy(app: &App, proposal: &Proposal, repositories: &[PathBuf]) -> Result<(), ApiError> {
+fn check_policy(app: &App, proposal: &Proposal, touched: &scope::Touched) -> Result<(), ApiError> {
     let kind = proposal.operation_type.as_str();
     let operations = scope::operations(kind, &proposal.fields);
     let operations: Vec<&str> = operations.iter().map(String::as_str).collect();
-    let refs = scope::refs(kind, &proposal.fields);
-    let worktrees = scope::worktrees(
-        kind,
-        &proposal.fields,
-        repositories.first().map(PathBuf::as_path),
-    );
     let request = Request {
         agent_id: &proposal.agent_id,
         operations: &operations,
-        refs: &refs,
-        repositories,
-        worktrees: &worktrees,
+        refs: &touched.refs,
+        repositories: &touched.repositories,
+        worktrees: &touched.worktrees,
     };
     match app.policy.evaluate(&request) {
         Decision::Allow => Ok(()),

@@ -6,18 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-/// A full ref name for a branch a proposal names (`feature` → `refs/heads/feature`).
-fn full_ref(name: &str) -> String {
-    if name.starts_with("refs/") {
-        name.to_owned()
-    } else {
-        format!("refs/heads/{name}")
-    }
-}
-
-fn text<'a>(fields: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    fields.get(key).and_then(Value::as_str)
-}
+use crate::operation::paths::canonical_prefix;
+use crate::operation::{OpError, Operation, Pins};
 
 /// The operation types a proposal carries: its own, then a plan's steps'.
 pub fn operations(kind: &str, fields: &Map<String, Value>) -> Vec<String> {
@@ -29,57 +19,6 @@ pub fn operations(kind: &str, fields: &Map<String, Value>) -> Vec<String> {
                 out.push(step_kind.to_owned());
             }
         }
-    }
-    out
-}
-
-/// The refs the proposal names to create, move or delete.
-pub fn refs(kind: &str, fields: &Map<String, Value>) -> Vec<String> {
-    let mut out = Vec::new();
-    match kind {
-        "branch" => out.extend(text(fields, "name").map(full_ref)),
-        "worktree" | "push" => out.extend(text(fields, "branch").map(full_ref)),
-        "merge" | "reset" => out.extend(text(fields, "targetRef").map(full_ref)),
-        "rebase" => out.extend(
-            text(fields, "currentRef")
-                .filter(|r| *r != "HEAD")
-                .map(full_ref),
-        ),
-        "branchDelete" => {
-            for target in fields
-                .get("targets")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let branches = target.get("branches").and_then(Value::as_array);
-                out.extend(
-                    branches
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .map(full_ref),
-                );
-            }
-        }
-        "plan" => {
-            for step in fields
-                .get("steps")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let (Some(k), Some(f)) = (
-                    step.get("operationType").and_then(Value::as_str),
-                    step.as_object(),
-                ) {
-                    if k != "plan" {
-                        out.extend(refs(k, f));
-                    }
-                }
-            }
-        }
-        _ => {}
     }
     out
 }
@@ -99,44 +38,44 @@ pub fn extra_repositories(kind: &str, fields: &Map<String, Value>) -> Vec<String
         .collect()
 }
 
-/// The worktree location a `worktree` proposal would create, made absolute against the
-/// repository and with its existing part canonical (the rest does not exist yet).
-pub fn worktrees(kind: &str, fields: &Map<String, Value>, repo: Option<&Path>) -> Vec<PathBuf> {
-    if kind != "worktree" {
-        return Vec::new();
-    }
-    let Some(path) = text(fields, "path") else {
-        return Vec::new();
-    };
-    let path = Path::new(path);
-    let absolute = match (path.is_absolute(), repo) {
-        (true, _) => path.to_path_buf(),
-        (false, Some(repo)) => repo.join(path),
-        (false, None) => return Vec::new(),
-    };
-    vec![canonical_prefix(&absolute)]
+/// What the operation will really touch, computed by its own type from the pins (not
+/// from the fields it names): the refs it creates, moves or deletes, every repository
+/// (`named`, as resolved, and any other the write changes) and the worktree it creates.
+/// An operation type that cannot say is an error, and the proposal is refused.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Touched {
+    pub refs: Vec<String>,
+    pub repositories: Vec<PathBuf>,
+    pub worktrees: Vec<PathBuf>,
 }
 
-/// `path` with its longest existing ancestor canonicalised.
-fn canonical_prefix(path: &Path) -> PathBuf {
-    let mut rest = Vec::new();
-    let mut cursor = path.to_path_buf();
-    loop {
-        if let Ok(canonical) = std::fs::canonicalize(&cursor) {
-            let mut out = canonical;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return out;
-        }
-        match (cursor.file_name().map(|n| n.to_owned()), cursor.parent()) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                cursor = parent.to_path_buf();
-            }
-            _ => return path.to_path_buf(),
+pub fn touched(
+    op: &dyn Operation,
+    fields: &Map<String, Value>,
+    pins: &Pins,
+    named: &[PathBuf],
+) -> Result<Touched, OpError> {
+    let mut refs = op.touched_refs(fields, pins)?;
+    refs.sort();
+    refs.dedup();
+    let mut repositories = named.to_vec();
+    for (path, _) in op.other_repositories(fields, pins)? {
+        let path = canonical_prefix(Path::new(&path));
+        if !repositories.contains(&path) {
+            repositories.push(path);
         }
     }
+    let worktrees = op
+        .intent(fields, pins)?
+        .worktree
+        .map(|w| canonical_prefix(Path::new(&w)))
+        .into_iter()
+        .collect();
+    Ok(Touched {
+        refs,
+        repositories,
+        worktrees,
+    })
 }
 
 #[cfg(test)]
@@ -150,32 +89,56 @@ mod tests {
     }
 
     #[test]
-    fn refs_and_operations_follow_the_fields() {
-        assert_eq!(
-            refs("branch", &map(json!({"name": "agent/x"}))),
-            ["refs/heads/agent/x"]
-        );
+    fn operations_and_repositories_follow_the_fields() {
         let delete = json!({"targets": [{"repoPath": "/r", "branches": ["a", "refs/heads/b"]}]});
-        assert_eq!(
-            refs("branchDelete", &map(delete.clone())),
-            ["refs/heads/a", "refs/heads/b"]
-        );
         assert_eq!(extra_repositories("branchDelete", &map(delete)), ["/r"]);
         let plan = json!({"steps": [{"operationType": "merge", "targetRef": "main"},
                                     {"operationType": "reset", "targetRef": "HEAD~1"}]});
-        assert_eq!(
-            operations("plan", &map(plan.clone())),
-            ["plan", "merge", "reset"]
-        );
-        assert_eq!(refs("plan", &map(plan)).len(), 2);
-        assert!(refs("commit", &map(json!({"message": "m"}))).is_empty());
+        assert_eq!(operations("plan", &map(plan)), ["plan", "merge", "reset"]);
+    }
+
+    fn refs_of(kind: &str, fields: Value, pins: Value) -> Vec<String> {
+        let op = crate::operation::find(kind).unwrap();
+        touched(op, &map(fields), &Pins(pins), &[]).unwrap().refs
     }
 
     #[test]
-    fn a_new_worktree_path_keeps_its_missing_tail() {
+    fn the_refs_are_those_the_pinned_state_moves_not_those_a_field_names() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let on_main = json!({"symbolic": "refs/heads/main", "oid": a});
+        // A commit names no branch: it moves the one HEAD is on.
+        let commit = refs_of("commit", json!({"message": "m"}), json!({"head": on_main}));
+        assert_eq!(commit, ["refs/heads/main"]);
+        // A reset moves HEAD's branch whatever `targetRef` says; detached, HEAD itself.
+        let reset = json!({"targetRef": "agent/x", "mode": "soft"});
+        let pins = json!({"head": on_main, "targetOid": b});
+        assert_eq!(refs_of("reset", reset.clone(), pins), ["refs/heads/main"]);
+        let pins = json!({"head": a, "targetOid": b});
+        assert_eq!(refs_of("reset", reset.clone(), pins), ["HEAD"]);
+        // A push without a branch pushes the checked-out one, as pinned.
+        let push = json!({"branch": "main", "localOid": a, "pushOid": a, "remoteOid": null});
+        assert_eq!(refs_of("push", json!({}), push), ["refs/heads/main"]);
+        // A plan moves what its steps move.
+        let plan =
+            json!({"steps": [{"operationType": "reset", "targetRef": "agent/x", "mode": "soft"}]});
+        let pins = json!({"steps": [{"head": on_main, "targetOid": b}]});
+        assert_eq!(refs_of("plan", plan, pins), ["refs/heads/main"]);
+        // A discard's safety stash is the gateway's own backup, not the agent's ref.
+        let stash = json!({"head": on_main, "stash": null, "changes": {}});
+        assert!(refs_of("discard", json!({"paths": ["a"]}), stash).is_empty());
+    }
+
+    #[test]
+    fn a_new_worktree_is_where_it_was_pinned() {
         let dir = tempfile::tempdir().unwrap();
         let repo = std::fs::canonicalize(dir.path()).unwrap();
-        let got = worktrees("worktree", &map(json!({"path": "wt/new"})), Some(&repo));
-        assert_eq!(got, [repo.join("wt/new")]);
+        let path = repo.join("wt/new");
+        let op = crate::operation::find("worktree").unwrap();
+        let fields = map(json!({"branch": "agent/x", "path": path}));
+        let pins = Pins(json!({"branch": null, "startOid": "a".repeat(40), "path": path}));
+        let got = touched(op, &fields, &pins, std::slice::from_ref(&repo)).unwrap();
+        assert_eq!(got.worktrees, [path]);
+        assert_eq!(got.refs, ["refs/heads/agent/x"]);
+        assert_eq!(got.repositories, [repo]);
     }
 }

@@ -17,8 +17,9 @@ use super::super::handshake::read_json;
 use super::card::{self, Card};
 use crate::gateway::api::{self, StatusRecord};
 
-/// The most pending cards one answer holds.
-const MAX_PENDING: u32 = 500;
+/// The most pending cards one answer holds: the newest, with the total beside them. No
+/// smaller than the largest `--max-pending`, so the queue is always shown whole.
+pub const MAX_PENDING: u32 = 500;
 
 /// History answers hold the newest this many.
 const MAX_HISTORY: u32 = 100;
@@ -49,10 +50,12 @@ pub async fn list(
     let rows = app
         .store
         .run(move |s| {
-            let records = if history {
-                s.list_history(MAX_HISTORY)?
+            let now = Timestamp::now();
+            let (records, total) = if history {
+                (s.list_history(MAX_HISTORY)?, None)
             } else {
-                s.list_pending(Timestamp::now(), MAX_PENDING)?
+                let records = s.list_pending(now, MAX_PENDING)?;
+                (records, Some(s.count_pending(now)?))
             };
             let mut rows = Vec::with_capacity(records.len());
             for StatusRecord { preview_id, .. } in records {
@@ -61,9 +64,10 @@ pub async fn list(
                 let others = s.other_agents(&preview_id)?;
                 rows.push((stored, data, others));
             }
-            Ok(rows)
+            Ok((rows, total))
         })
         .await?;
+    let (rows, total) = rows;
     let cards: Vec<Card> = rows
         .into_iter()
         .map(|(stored, data, others)| {
@@ -73,7 +77,12 @@ pub async fn list(
             card
         })
         .collect();
-    Ok(axum::Json(json!({"cards": cards})).into_response())
+    let mut body = json!({"cards": cards});
+    if let Some(total) = total {
+        // Every pending proposal, also those beyond the cards listed.
+        body["total"] = json!(total);
+    }
+    Ok(axum::Json(body).into_response())
 }
 
 /// `GET /api/proposals/{id}`.

@@ -72,6 +72,8 @@ pub async fn undo_push(
         .await
         .map_err(|e| ApiError::invalid("repoPath", e.to_string()))?;
     let pins = preview::pin(&app, "push", &repo, &proposal.fields).await?;
+    let identity =
+        crate::operation::identity::read(&repo).map_err(|e| ApiError::internal(e.to_string()))?;
     let new_id = uuid::Uuid::new_v4().to_string();
     let inserted = app
         .store
@@ -82,6 +84,7 @@ pub async fn undo_push(
                 let inserted = s.insert(&new_id, &proposal, jiff::Timestamp::now())?;
                 if let Inserted::New(_) = inserted {
                     s.set_card_data(&new_id, &data)?;
+                    s.set_identity(&new_id, &identity)?;
                 }
                 Ok(inserted)
             }

@@ -15,6 +15,16 @@ impl Store {
         self.set_column(id, "pins_json", pins)
     }
 
+    /// Records the identity of the repository proposal `id` was made for.
+    pub fn set_identity(&mut self, id: &str, identity: &Value) -> Result<(), StoreError> {
+        self.set_column(id, "identity_json", identity)
+    }
+
+    /// The identity of the repository proposal `id` was made for, if recorded.
+    pub fn identity(&self, id: &str) -> Result<Option<Value>, StoreError> {
+        self.column(id, "identity_json")
+    }
+
     /// Records the preview of proposal `id`.
     pub fn set_preview(&mut self, id: &str, preview: &Value) -> Result<(), StoreError> {
         self.set_column(id, "preview_json", preview)

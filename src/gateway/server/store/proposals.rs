@@ -46,19 +46,22 @@ impl Store {
         proposal: &Proposal,
         now: Timestamp,
     ) -> Result<Inserted, StoreError> {
-        self.insert_pinned(preview_id, proposal, now, None)
+        self.insert_pinned(preview_id, proposal, now, None, None)
     }
 
-    /// [`Store::insert`] storing a new proposal's `pins` in the same transaction (one
-    /// commit, one `fsync`); an existing proposal keeps its own.
+    /// [`Store::insert`] storing a new proposal's `pins` and its repository's `identity`
+    /// in the same transaction (one commit, one `fsync`); an existing proposal keeps its
+    /// own.
     pub fn insert_pinned(
         &mut self,
         preview_id: &str,
         proposal: &Proposal,
         now: Timestamp,
         pins: Option<&Value>,
+        identity: Option<&Value>,
     ) -> Result<Inserted, StoreError> {
         let pins = pins.map(rows::to_json).transpose()?;
+        let identity = identity.map(rows::to_json).transpose()?;
         if !api::is_canonical_preview_id(preview_id) {
             return Err(StoreError::Invalid {
                 field: "previewId",
@@ -106,11 +109,15 @@ impl Store {
                 limit,
             });
         }
+        let all = self.settings.max_pending;
+        if count_pending(&tx, now_ms)? >= i64::from(all) {
+            return Err(StoreError::QueueFull { limit: all });
+        }
         tx.execute(
             "INSERT INTO proposals (preview_id, agent_id, operation_type, repo_path, reason,
                  requested_at, idempotency_key, args_json, args_hash, status, created_at,
-                 expires_at, updated_at, pins_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10, ?12)",
+                 expires_at, updated_at, pins_json, identity_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11, ?10, ?12, ?13)",
             params![
                 preview_id,
                 proposal.agent_id,
@@ -124,6 +131,7 @@ impl Store {
                 now_ms,
                 now_ms.saturating_add(expiry).min(LATEST),
                 pins,
+                identity,
             ],
         )?;
         log_transition(&tx, preview_id, None, Status::Pending, now, None, None)?;
@@ -166,18 +174,26 @@ impl Store {
         })
     }
 
-    /// Live pending proposals, oldest first: the approval queue.
+    /// Live pending proposals, oldest first: the approval queue. Beyond `limit` the
+    /// oldest are left out, never the newest (a new proposal is always on the list).
     pub fn list_pending(
         &self,
         now: Timestamp,
         limit: u32,
     ) -> Result<Vec<StatusRecord>, StoreError> {
         let sql = format!(
-            "SELECT {RECORD_COLUMNS} FROM proposals
-             WHERE status = 'pending' AND expires_at > ?1
-             ORDER BY created_at, preview_id LIMIT ?2"
+            "SELECT * FROM (SELECT {RECORD_COLUMNS}, created_at AS c, preview_id AS p
+                 FROM proposals WHERE status = 'pending' AND expires_at > ?1
+                 ORDER BY created_at DESC, preview_id DESC LIMIT ?2)
+             ORDER BY c, p"
         );
         collect(&self.conn, &sql, params![millis(now), limit])
+    }
+
+    /// How many live pending proposals there are, from all agents.
+    pub fn count_pending(&self, now: Timestamp) -> Result<u32, StoreError> {
+        let n = count_pending(&self.conn, millis(now))?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     /// Proposals that left `pending`, most recently changed first.
@@ -262,4 +278,13 @@ fn collect(
         .query_map(params, RawRecord::read)?
         .collect::<Result<Vec<_>, _>>()?;
     raws.into_iter().map(RawRecord::into_record).collect()
+}
+
+/// Live pending proposals of all agents at `now_ms`.
+fn count_pending(conn: &rusqlite::Connection, now_ms: i64) -> Result<i64, StoreError> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM proposals WHERE status = 'pending' AND expires_at > ?1",
+        [now_ms],
+        |r| r.get(0),
+    )?)
 }

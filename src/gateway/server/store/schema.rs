@@ -18,7 +18,7 @@ use super::StoreError;
 pub(super) const APPLICATION_ID: i64 = 0x6777_6777;
 
 /// Every migration, in order. Index `i` takes the schema from version `i` to `i + 1`.
-pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub(super) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The first schema.
 ///
@@ -110,6 +110,12 @@ const V5: &str = "
 DROP INDEX proposals_idempotency;
 CREATE UNIQUE INDEX proposals_idempotency
     ON proposals (agent_id, operation_type, idempotency_key) WHERE idempotency_key IS NOT NULL;
+";
+
+/// The identity of the repository a proposal was made for (canonical git directories with
+/// device and inode), compared right before its write.
+const V6: &str = "
+ALTER TABLE proposals ADD COLUMN identity_json TEXT;
 ";
 
 /// The schema version this build writes.

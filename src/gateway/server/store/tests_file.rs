@@ -78,7 +78,7 @@ fn a_newer_schema_is_refused_and_the_file_left_alone() {
         Err(
             e @ StoreError::NewerSchema {
                 found: 99,
-                supported: 5,
+                supported: 6,
             },
         ) => {
             assert!(e.to_string().contains("refusing to open"), "{e}");
@@ -120,7 +120,7 @@ fn reopening_a_current_store_keeps_its_schema() {
     let mode: String = raw
         .pragma_query_value(None, "journal_mode", |r| r.get(0))
         .unwrap();
-    assert_eq!((version, mode.as_str()), (5, "wal"));
+    assert_eq!((version, mode.as_str()), (6, "wal"));
 }
 
 fn private_dir(path: &Path) {

@@ -97,3 +97,33 @@ fn racing_proposals_cannot_overrun_the_pending_cap() {
         .count();
     assert_eq!((accepted, refused), (3, 21));
 }
+
+#[test]
+fn the_pending_cap_counts_all_agents_and_a_short_list_keeps_the_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let capped = Settings {
+        max_pending: 4,
+        ..settings()
+    };
+    let mut store = Store::open(&db(&dir), capped).unwrap();
+    // Four agents, one proposal each, one second apart: the per-agent cap never applies.
+    for n in 1..=4 {
+        let agent = format!("agent-{n}");
+        store
+            .insert(&pid(n), &proposal(&agent, None, "main"), at(i64::from(n)))
+            .unwrap();
+    }
+    match store.insert(&pid(5), &proposal("agent-5", None, "main"), at(5)) {
+        Err(StoreError::QueueFull { limit }) => assert_eq!(limit, 4),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(store.count_pending(at(5)).unwrap(), 4);
+    // Two listed of four: the two newest, oldest first.
+    let listed: Vec<String> = store
+        .list_pending(at(5), 2)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.preview_id)
+        .collect();
+    assert_eq!(listed, [pid(3), pid(4)]);
+}

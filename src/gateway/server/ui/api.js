@@ -107,6 +107,12 @@ export async function resume() {
 const enc = encodeURIComponent;
 
 export const proposals = (view) => call('GET', `/api/proposals?view=${enc(view)}`).then((d) => d.cards || []);
+// The queue with the number of pending proposals beyond the cards listed (the oldest).
+export const queueList = () =>
+  call('GET', '/api/proposals?view=pending').then((d) => {
+    const cards = d.cards || [];
+    return { cards, beyond: Math.max(0, (d.total || 0) - cards.length) };
+  });
 export const proposal = (id) => call('GET', `/api/proposals/${enc(id)}`);
 export const approve = (id, confirmDestructive) =>
   call('POST', `/api/proposals/${enc(id)}/approve`, { confirmDestructive });

@@ -64,12 +64,15 @@ const byDecided = (a, b) => {
   return x > y ? -1 : x < y ? 1 : 0;
 };
 
+// Pending proposals the server counted but did not list (never the newest).
+let beyond = 0;
+
 const queue = new KeyedList($('queue-list'), {
   accepts: (c) => LIVE.includes(c.status),
   compare: byCreated,
   render: (c, old) => queueCard(c, old, actions, Date.now()),
   changed: () => {
-    const pending = [...queue.entries.values()].filter((e) => e.card.status === 'pending').length;
+    const pending = [...queue.entries.values()].filter((e) => e.card.status === 'pending').length + beyond;
     $('queue-count').textContent = String(pending);
     $('queue-count').dataset.zero = String(pending === 0);
     $('queue-empty').hidden = queue.size > 0;
@@ -142,7 +145,8 @@ function show(view) {
 async function loadQueue() {
   const start = performance.now();
   performance.mark('gw-render-start');
-  const cards = await api.proposals('pending');
+  const { cards, beyond: unlisted } = await api.queueList();
+  beyond = unlisted;
   performance.mark('gw-fetched');
   for (const c of cards) {
     restoreView.addRepo(c.repoPath);
