@@ -73,7 +73,9 @@ pub async fn list(
             card
         })
         .collect();
-    Ok(axum::Json(json!({"cards": cards})).into_response())
+    // Transitions the audit ledger has not taken yet: the page says so above the list.
+    let gap = app.events.audit_gap.current();
+    Ok(axum::Json(json!({"cards": cards, "auditGap": gap})).into_response())
 }
 
 /// `GET /api/proposals/{id}`.

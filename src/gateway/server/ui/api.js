@@ -73,7 +73,13 @@ export async function session() {
 
 const enc = encodeURIComponent;
 
-export const proposals = (view) => call('GET', `/api/proposals?view=${enc(view)}`).then((d) => d.cards || []);
+export const proposals = (view) => call('GET', `/api/proposals?view=${enc(view)}`).then((d) => {
+  onAuditGap(d.auditGap || null);
+  return d.cards || [];
+});
+// Told of transitions the audit ledger has not taken yet (null when there are none).
+let onAuditGap = () => {};
+export const watchAuditGap = (fn) => { onAuditGap = fn; };
 export const proposal = (id) => call('GET', `/api/proposals/${enc(id)}`);
 export const approve = (id, confirmDestructive) =>
   call('POST', `/api/proposals/${enc(id)}/approve`, { confirmDestructive });
