@@ -52,6 +52,11 @@ pub mod vars {
     /// Test knob, not product contract: the audit refusal-folding window in milliseconds
     /// (`0` records every refusal).
     pub const AUDIT_REFUSAL_WINDOW_MS: &str = "GITWARD_AUDIT_REFUSAL_WINDOW_MS";
+    /// Reads of one tool written as entries of their own per read window (default 60);
+    /// the rest are counted into one `read_calls` entry.
+    pub const AUDIT_READ_BUDGET: &str = "GITWARD_AUDIT_READ_BUDGET";
+    /// The read budget's window in milliseconds (default 60000).
+    pub const AUDIT_READ_WINDOW_MS: &str = "GITWARD_AUDIT_READ_WINDOW_MS";
     /// Development builds only: the tool named here panics when called.
     pub const DEBUG_PANIC_TOOL: &str = "GITWARD_DEBUG_PANIC_TOOL";
     /// Development builds only: the process aborts at this named execution point.
@@ -103,6 +108,8 @@ pub mod vars {
         MAX_CHILDREN,
         AUDIT_ROTATE_BYTES,
         AUDIT_REFUSAL_WINDOW_MS,
+        AUDIT_READ_BUDGET,
+        AUDIT_READ_WINDOW_MS,
         DEBUG_PANIC_TOOL,
         DEBUG_CRASH_AT,
         DEBUG_FOLLOW_DELAY_MS,
@@ -227,6 +234,8 @@ pub struct AuditEnv {
     pub sign_key: Option<PathBuf>,
     pub rotate_bytes: Option<u64>,
     pub refusal_window_ms: Option<u64>,
+    pub read_budget: Option<u64>,
+    pub read_window_ms: Option<u64>,
 }
 
 /// Groups of tools that can be switched on at start.
@@ -382,6 +391,8 @@ impl Config {
                 refusal_window_ms: env
                     .text(vars::AUDIT_REFUSAL_WINDOW_MS)
                     .and_then(|v| v.parse().ok()),
+                read_budget: env.positive(vars::AUDIT_READ_BUDGET),
+                read_window_ms: env.positive(vars::AUDIT_READ_WINDOW_MS),
             },
             process: crate::process::Settings {
                 git: env.path(vars::GIT),

@@ -36,8 +36,8 @@ pub struct CallEvent<'a> {
 }
 
 /// Resolves once an observer has kept what it must keep of a call (the audit entry is in
-/// the ledger); the response waits for it.
-pub type Settled = tokio::sync::oneshot::Receiver<()>;
+/// the ledger, or the ledger failed: then with its error); the response waits for it.
+pub type Settled = tokio::sync::oneshot::Receiver<Result<(), String>>;
 
 /// Sees every tool call before its response is sent. Must not block: slow work is handed
 /// off, and what the response must wait for is returned as [`Settled`].

@@ -7,6 +7,11 @@
 //! [`WINDOW`] is written as an entry of its own; the others of that window are counted and
 //! written as one `refused_calls` entry when the window has passed and the next call of
 //! any kind arrives, or when the server stops. A crash loses at most one window's count.
+//!
+//! Successful reads use the same folding with a larger budget ([`Flood::with_budget`]): the
+//! first [`READ_BUDGET`] reads of a tool per [`READ_WINDOW`] are entries of their own, the
+//! rest are counted into one `read_calls` entry, so a read flood cannot rotate decisions
+//! out of the ledger either.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -14,6 +19,11 @@ use std::time::{Duration, Instant};
 
 /// How long refusals of one kind are folded into one entry.
 pub const WINDOW: Duration = Duration::from_secs(10);
+
+/// Reads of one tool written as entries of their own per [`READ_WINDOW`].
+pub const READ_BUDGET: u64 = 60;
+/// The window of the read budget.
+pub const READ_WINDOW: Duration = Duration::from_secs(60);
 
 /// [`WINDOW`], unless the configuration says otherwise in milliseconds (a test knob:
 /// `0` records every refusal, so tests that use refused calls as cheap load keep one
@@ -43,6 +53,8 @@ pub struct Summary<K> {
 #[derive(Debug)]
 struct Window {
     opened: Instant,
+    /// Admissions recorded as entries of their own in this window.
+    recorded: u64,
     count: u64,
     first_ms: u64,
     last_ms: u64,
@@ -53,13 +65,22 @@ struct Window {
 pub struct Flood<K> {
     windows: Mutex<HashMap<K, Window>>,
     window: Duration,
+    /// Admissions per window recorded as entries of their own.
+    budget: u64,
 }
 
 impl<K: std::hash::Hash + Eq + Clone> Flood<K> {
+    /// One entry per kind and window, the rest counted.
     pub fn new(window: Duration) -> Flood<K> {
+        Flood::with_budget(window, 1)
+    }
+
+    /// `budget` entries per kind and window (at least one), the rest counted.
+    pub fn with_budget(window: Duration, budget: u64) -> Flood<K> {
         Flood {
             windows: Mutex::new(HashMap::new()),
             window,
+            budget: budget.max(1),
         }
     }
 
@@ -67,6 +88,10 @@ impl<K: std::hash::Hash + Eq + Clone> Flood<K> {
     pub fn admit(&self, kind: &K, now: Instant, now_ms: u64) -> Admit {
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         match windows.get_mut(kind) {
+            Some(w) if now.duration_since(w.opened) < self.window && w.recorded < self.budget => {
+                w.recorded += 1;
+                Admit::Record
+            }
             Some(w) if now.duration_since(w.opened) < self.window => {
                 if w.count == 0 {
                     w.first_ms = now_ms;
@@ -82,6 +107,7 @@ impl<K: std::hash::Hash + Eq + Clone> Flood<K> {
                     kind.clone(),
                     Window {
                         opened: now,
+                        recorded: 1,
                         count: 0,
                         first_ms: now_ms,
                         last_ms: now_ms,
@@ -165,5 +191,26 @@ mod tests {
         );
         assert_eq!(flood.drain().len(), 1);
         assert!(flood.drain().is_empty());
+    }
+
+    #[test]
+    fn a_budget_records_that_many_per_window_and_counts_the_rest() {
+        let flood = Flood::with_budget(Duration::from_secs(60), 3);
+        let t0 = Instant::now();
+        let admitted: Vec<Admit> = (0..10)
+            .map(|i| flood.admit(&"repo.status", t0 + Duration::from_secs(i), i * 1000))
+            .collect();
+        assert_eq!(&admitted[..3], [Admit::Record; 3]);
+        assert!(admitted[3..].iter().all(|a| *a == Admit::Counted));
+        let due = flood.due(t0 + Duration::from_secs(60));
+        assert_eq!(due.len(), 1);
+        assert_eq!(
+            (due[0].count, due[0].first_ms, due[0].last_ms),
+            (7, 3000, 9000)
+        );
+        assert_eq!(
+            flood.admit(&"repo.status", t0 + Duration::from_secs(61), 61_000),
+            Admit::Record
+        );
     }
 }

@@ -8,9 +8,11 @@
 pub mod breaks;
 pub mod canonical;
 mod checked;
+pub mod export;
 pub mod flood;
 pub mod ledger;
 pub mod record;
+pub mod scan;
 pub mod signing;
 pub mod strict;
 pub mod verify;

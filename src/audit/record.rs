@@ -24,6 +24,16 @@ pub struct AuditObserver {
     /// self-declared name is attribution only and is not used here.
     session_id: String,
     refusals: Flood<Refusal>,
+    /// Reads beyond the budget, counted per tool and outcome.
+    reads: Flood<Read>,
+}
+
+/// A kind of read: the tool and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Read {
+    tool: String,
+    labels: Labels,
+    result: &'static str,
 }
 
 /// A kind of refused call: the tool (`None` for every unknown tool) and the outcome.
@@ -42,12 +52,44 @@ impl AuditObserver {
             writer,
             session_id: Uuid::new_v4().to_string(),
             refusals: Flood::new(refusal_window),
+            reads: Flood::with_budget(flood::READ_WINDOW, flood::READ_BUDGET),
         }
+    }
+
+    /// Records `budget` reads per tool and `window` as entries of their own and counts
+    /// the rest into one `read_calls` entry per tool, outcome and window.
+    pub fn with_read_budget(mut self, window: std::time::Duration, budget: u64) -> AuditObserver {
+        self.reads = Flood::with_budget(window, budget);
+        self
     }
 
     /// Writes the counts of refused calls not yet written; call before the writer finishes.
     pub fn finish(&self) {
         self.summarize(self.refusals.drain());
+        self.summarize_reads(self.reads.drain());
+    }
+
+    fn summarize_reads(&self, due: Vec<flood::Summary<Read>>) {
+        for s in due {
+            let session_id = self.session_id.clone();
+            self.writer.submit(Box::new(move || {
+                let mut entry = Entry::now();
+                entry
+                    .set("tool", s.kind.tool)
+                    .set("event_type", "read_calls")
+                    .set("risk", s.kind.labels.risk)
+                    .set("approval", s.kind.labels.approval)
+                    .set("result", s.kind.result)
+                    .set("session_id", session_id)
+                    .set("summary", format!("{} more reads", s.count))
+                    .set("count", s.count)
+                    .set("firstTimestamp", s.first_ms)
+                    .set("lastTimestamp", s.last_ms)
+                    .set("readOnly", true)
+                    .set("sidecarReadOnly", true);
+                entry
+            }));
+        }
     }
 
     fn summarize(&self, due: Vec<flood::Summary<Refusal>>) {
@@ -92,6 +134,7 @@ impl CallObserver for AuditObserver {
         let summary = summary(event, result);
         let now = Instant::now();
         self.summarize(self.refusals.due(now));
+        self.summarize_reads(self.reads.due(now));
         let refused = !event.known || event.error_code == Some(code::INVALID_PARAMS);
         if refused {
             // Kinds are few by construction: the served tools, and one for every unknown
@@ -107,6 +150,15 @@ impl CallObserver for AuditObserver {
                 },
             };
             if self.refusals.admit(&kind, now, entry.timestamp_ms()) == Admit::Counted {
+                return None;
+            }
+        } else if event.known && event.read_only {
+            let kind = Read {
+                tool: tool.clone(),
+                labels,
+                result,
+            };
+            if self.reads.admit(&kind, now, entry.timestamp_ms()) == Admit::Counted {
                 return None;
             }
         }

@@ -6,7 +6,9 @@
 //! and waits for the returned [`Recorded`]: it is released once the batch holding its entry
 //! is written (so a crash of this process can no longer lose it) or, for
 //! [`Durability::Synced`], once that batch is also synced (so a crash of the machine cannot
-//! either). A failing ledger releases everyone too: audit trouble never holds a call.
+//! either). A failing ledger releases everyone too, with the error: audit trouble never
+//! holds a call, and a caller that must not lose its entry (the gateway's transitions)
+//! learns that it was not recorded and tries again.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -29,11 +31,12 @@ pub enum Durability {
     Synced,
 }
 
-/// Resolves when the entry reached the durability asked for (or the ledger failed).
-pub type Recorded = oneshot::Receiver<()>;
+/// Resolves with `Ok` when the entry reached the durability asked for, and with an error
+/// when the ledger failed (or the writer is gone): the entry may then not be recorded.
+pub type Recorded = oneshot::Receiver<Result<(), String>>;
 
 struct Waiter {
-    tx: oneshot::Sender<()>,
+    tx: oneshot::Sender<Result<(), String>>,
     durability: Durability,
 }
 
@@ -50,6 +53,8 @@ const MAX_BATCH: usize = 4096;
 /// The writer thread and its queue. Dropping it (or `finish`) writes what is queued.
 pub struct AuditWriter {
     tx: mpsc::Sender<Msg>,
+    /// The ledger's active segment.
+    path: std::path::PathBuf,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -63,13 +68,20 @@ impl AuditWriter {
     /// Starts the writer thread. Append failures are reported on stderr once, as degraded.
     pub fn spawn(ledger: Ledger) -> Result<Arc<AuditWriter>, AuditError> {
         let (tx, rx) = mpsc::channel();
+        let path = ledger.path().to_owned();
         let thread = std::thread::Builder::new()
             .name("audit-writer".into())
             .spawn(move || run(ledger, rx))?;
         Ok(Arc::new(AuditWriter {
             tx,
+            path,
             thread: Mutex::new(Some(thread)),
         }))
+    }
+
+    /// The ledger's active segment.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
     }
 
     /// Queues an entry; never blocks on disk.
@@ -140,21 +152,35 @@ fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
             let (synced, written): (Vec<Waiter>, Vec<Waiter>) = waiters
                 .drain(..)
                 .partition(|w| w.durability == Durability::Synced);
+            let mut written = Some(written);
             let result = ledger.append_batch_then(std::mem::take(&mut batch), || {
-                release(written);
+                release(written.take().unwrap_or_default(), &Ok(()));
             });
-            release(synced);
+            // An entry too long even with its summary cut is skipped; the rest are written.
+            let outcome = match &result {
+                Ok(()) | Err(AuditError::TooLong) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            };
+            release(written.take().unwrap_or_default(), &outcome);
+            release(synced, &outcome);
             for notice in ledger.take_notices() {
                 crate::observe::notes::warn(format!("audit: {notice}"));
             }
-            if let Err(e) = result
-                && !degraded.swap(true, Ordering::Relaxed)
-            {
-                crate::observe::notes::warn(format!(
-                    "audit: cannot append to {}: {e}; the audit ledger is degraded \
-                     (tool calls continue unaffected)",
-                    ledger.path().display()
-                ));
+            match result {
+                Err(e) if !degraded.swap(true, Ordering::Relaxed) => {
+                    crate::observe::notes::warn(format!(
+                        "audit: cannot append to {}: {e}; the audit ledger is degraded \
+                         (tool calls continue unaffected)",
+                        ledger.path().display()
+                    ));
+                }
+                Ok(()) if degraded.swap(false, Ordering::Relaxed) => {
+                    crate::observe::notes::warn(format!(
+                        "audit: appending to {} again",
+                        ledger.path().display()
+                    ));
+                }
+                _ => {}
             }
         }
         for done in flushes.drain(..) {
@@ -166,8 +192,8 @@ fn run(mut ledger: Ledger, rx: mpsc::Receiver<Msg>) {
     }
 }
 
-fn release(waiters: Vec<Waiter>) {
+fn release(waiters: Vec<Waiter>, outcome: &Result<(), String>) {
     for w in waiters {
-        let _ = w.tx.send(());
+        let _ = w.tx.send(outcome.clone());
     }
 }

@@ -55,6 +55,16 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
             Arc::clone(writer),
             audit::flood::window(config.audit.refusal_window_ms),
         )
+        .with_read_budget(
+            config
+                .audit
+                .read_window_ms
+                .map_or(audit::flood::READ_WINDOW, std::time::Duration::from_millis),
+            config
+                .audit
+                .read_budget
+                .unwrap_or(audit::flood::READ_BUDGET),
+        )
     });
     let client = ClientInfo {
         name: Some("gitward-cli".into()),

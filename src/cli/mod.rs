@@ -1,10 +1,11 @@
 //! The command line: serve over stdio (the default), run one tool, list tools, and the
-//! audit ledger's two verbs. One file per verb; this file only parses and dispatches.
+//! audit ledger's verbs. One file per verb; this file only parses and dispatches.
 //!
 //! Exit codes: 0 success, 1 a tool reported an error or the verb failed, 2 usage,
 //! 3 the audit ledger does not verify.
 
 mod approve;
+mod audit_export;
 mod call;
 mod capability;
 mod gateway;
@@ -53,6 +54,7 @@ enum Command {
     Call(call::CallArgs),
     Tools(tools::ToolsArgs),
     VerifyAudit(verify_audit::VerifyAuditArgs),
+    Audit(audit_export::AuditArgs),
     Keygen(keygen::KeygenArgs),
     Gateway(gateway::GatewayArgs),
     Pending(pending::PendingArgs),
@@ -94,6 +96,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::Call(args)) => args.run(),
         Some(Command::Tools(args)) => args.run(),
         Some(Command::VerifyAudit(args)) => args.run(),
+        Some(Command::Audit(args)) => args.run(),
         Some(Command::Keygen(args)) => args.run(),
         Some(Command::Gateway(args)) => args.run(),
         Some(Command::Pending(args)) => args.run(),

@@ -91,10 +91,22 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
         presence.start_writer();
     }
     let recorder = audit.as_ref().map(|writer| {
-        Arc::new(audit::record::AuditObserver::new(
-            Arc::clone(writer),
-            audit::flood::window(config.audit.refusal_window_ms),
-        ))
+        Arc::new(
+            audit::record::AuditObserver::new(
+                Arc::clone(writer),
+                audit::flood::window(config.audit.refusal_window_ms),
+            )
+            .with_read_budget(
+                config
+                    .audit
+                    .read_window_ms
+                    .map_or(audit::flood::READ_WINDOW, std::time::Duration::from_millis),
+                config
+                    .audit
+                    .read_budget
+                    .unwrap_or(audit::flood::READ_BUDGET),
+            ),
+        )
     });
     let mut observers: Vec<Arc<dyn crate::observe::CallObserver>> = Vec::new();
     if let Some(recorder) = &recorder {

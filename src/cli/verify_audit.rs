@@ -1,4 +1,4 @@
-//! `gitward verify-audit PATH`: exit 0 verified, 3 not, 2 usage.
+//! `gitward verify-audit PATH [--store DB]`: exit 0 verified, 3 not, 2 usage.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use clap::Args;
 use serde_json::Value;
 
 use crate::audit;
+use crate::gateway::server::audit_check;
 
 /// Verify an audit ledger (exit 0 ok, 3 broken, 2 usage).
 #[derive(Debug, Args)]
@@ -25,6 +26,10 @@ pub struct VerifyAuditArgs {
     /// Fail on any recorded break.
     #[arg(long)]
     require_unbroken: bool,
+    /// A gateway store (`gateway.db`) whose every transition must be in the ledger,
+    /// exactly once.
+    #[arg(long, value_name = "DB")]
+    store: Option<PathBuf>,
 }
 
 impl VerifyAuditArgs {
@@ -36,11 +41,20 @@ impl VerifyAuditArgs {
                 Err(why) => return super::usage_error("verify-audit", &format!("--pubkey {why}")),
             }
         }
+        if let Some(db) = &self.store
+            && !db.is_file()
+        {
+            return super::usage_error(
+                "verify-audit",
+                &format!("--store: no gateway store at {}", db.display()),
+            );
+        }
         verify(
             &self.path,
             &keys,
             self.require_signed,
             self.require_unbroken,
+            self.store.as_deref(),
         )
     }
 }
@@ -50,6 +64,7 @@ fn verify(
     keys: &[ed25519_dalek::VerifyingKey],
     require_signed: bool,
     require_unbroken: bool,
+    store: Option<&std::path::Path>,
 ) -> ExitCode {
     // On a terminal, how much of the ledger is checked, as a line on stderr.
     let progress = super::progress_line::on_stderr();
@@ -82,8 +97,31 @@ fn verify(
         Ok(report) => {
             let mut line = serde_json::json!({ "ok": true });
             merge(&mut line, &report);
-            let _ = writeln!(out, "{line}");
-            ExitCode::SUCCESS
+            let Some(db) = store else {
+                let _ = writeln!(out, "{line}");
+                return ExitCode::SUCCESS;
+            };
+            match audit_check::cross_check(path, db) {
+                Ok(check) => {
+                    let ok = check.ok();
+                    if !ok {
+                        eprintln!(
+                            "gitward: audit ledger does not match the store: {}",
+                            check.reason()
+                        );
+                        line["ok"] = false.into();
+                        line["failure"] = serde_json::json!({"reason": check.reason()});
+                    }
+                    line["store"] = serde_json::to_value(&check).unwrap_or_default();
+                    let _ = writeln!(out, "{line}");
+                    if ok {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(3)
+                    }
+                }
+                Err(why) => super::usage_error("verify-audit", &format!("--store: {why}")),
+            }
         }
         Err(audit::verify::VerifyError::NotFound(path)) => super::usage_error(
             "verify-audit",

@@ -26,6 +26,9 @@ pub const AFTER_RESTORE_POINT: &str = "after-restore-point";
 pub const MID_WRITE: &str = "mid-write";
 /// The write is done; the proposal is not yet marked completed.
 pub const AFTER_WRITE: &str = "after-write";
+/// The gateway wrote transitions to the audit ledger; its store does not yet record that
+/// they are audited. Not an execution point, so not in [`POINTS`].
+pub const AUDIT_WRITTEN: &str = "audit-written";
 
 #[cfg(debug_assertions)]
 pub const VAR: &str = crate::config::vars::DEBUG_CRASH_AT;

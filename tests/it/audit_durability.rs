@@ -37,7 +37,15 @@ fn answered_calls_survive_kill_9() {
     let repo = fx.init("repo", &[]);
     fx.commit(&repo, "a.txt", "a\n", "first");
     let log = fx.path("ledger/mcp.jsonl");
-    let mut server = fx.server(&[], &[("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap())]);
+    // Every read its own entry (above the budget they are counted, and a kill loses the
+    // count of the window still open): this is about entries of their own.
+    let mut server = fx.server(
+        &[],
+        &[
+            ("FLUXGIT_MCP_AUDIT_LOG", log.to_str().unwrap()),
+            ("GITWARD_AUDIT_READ_BUDGET", "1000"),
+        ],
+    );
     let n = 90;
     // All at once, so the answers come back as fast as the server can give them.
     let mut burst = Vec::new();

@@ -3,6 +3,8 @@
 
 pub mod app;
 pub mod audit;
+pub mod audit_check;
+pub mod audit_gap;
 pub mod auth;
 pub mod events;
 pub mod executor;

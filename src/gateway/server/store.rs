@@ -27,7 +27,7 @@ mod restore_points;
 mod rows;
 mod schema;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_file;
 #[cfg(test)]

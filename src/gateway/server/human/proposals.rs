@@ -77,7 +77,9 @@ pub async fn list(
             card
         })
         .collect();
-    let mut body = json!({"cards": cards});
+    // Transitions the audit ledger has not taken yet: the page says so above the list.
+    let gap = app.events.audit_gap.current();
+    let mut body = json!({"cards": cards, "auditGap": gap});
     if let Some(total) = total {
         // Every pending proposal, also those beyond the cards listed.
         body["total"] = json!(total);

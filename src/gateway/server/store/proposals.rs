@@ -252,6 +252,16 @@ impl Store {
             params![seq, limit],
         )
     }
+
+    /// How many transitions come after `seq`.
+    pub fn transitions_count_after(&self, seq: i64) -> Result<u64, StoreError> {
+        let count: i64 = self.conn.query_row(
+            "SELECT count(*) FROM transitions WHERE seq > ?1",
+            params![seq],
+            |r| r.get(0),
+        )?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
 }
 
 fn is_due(conn: &Connection, id: &str, now: Timestamp) -> Result<bool, StoreError> {

@@ -41,17 +41,17 @@ pub(super) fn settings() -> Settings {
     }
 }
 
-pub(super) fn db(dir: &tempfile::TempDir) -> PathBuf {
+pub(crate) fn db(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("gateway").join("gateway.db")
 }
 
-pub(super) fn fresh() -> (tempfile::TempDir, Store) {
+pub(crate) fn fresh() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&db(&dir), settings()).unwrap();
     (dir, store)
 }
 
-pub(super) fn new_pending(store: &mut Store, n: u32, agent: &str) -> StatusRecord {
+pub(crate) fn new_pending(store: &mut Store, n: u32, agent: &str) -> StatusRecord {
     match store.insert(&pid(n), &proposal(agent, None, "main"), at(0)) {
         Ok(Inserted::New(r)) => r,
         other => panic!("{other:?}"),

@@ -106,10 +106,17 @@ export async function resume() {
 
 const enc = encodeURIComponent;
 
-export const proposals = (view) => call('GET', `/api/proposals?view=${enc(view)}`).then((d) => d.cards || []);
+// Told of transitions the audit ledger has not taken yet (null when there are none).
+let onAuditGap = () => {};
+export const watchAuditGap = (fn) => { onAuditGap = fn; };
+export const proposals = (view) => call('GET', `/api/proposals?view=${enc(view)}`).then((d) => {
+  onAuditGap(d.auditGap || null);
+  return d.cards || [];
+});
 // The queue with the number of pending proposals beyond the cards listed (the oldest).
 export const queueList = () =>
   call('GET', '/api/proposals?view=pending').then((d) => {
+    onAuditGap(d.auditGap || null);
     const cards = d.cards || [];
     return { cards, beyond: Math.max(0, (d.total || 0) - cards.length) };
   });

@@ -142,6 +142,16 @@ function show(view) {
   if (view === 'restore') restoreView.load();
 }
 
+// The audit ledger refuses entries (a full disk): decisions still work, and the page says
+// that their record is waiting rather than let it look complete.
+api.watchAuditGap((gap) => {
+  const el = document.getElementById('audit-gap');
+  el.hidden = !gap;
+  el.textContent = gap
+    ? `The audit ledger is not taking entries (${gap.error}): ${gap.waiting} transition(s) wait and are retried.`
+    : '';
+});
+
 async function loadQueue() {
   const start = performance.now();
   performance.mark('gw-render-start');
