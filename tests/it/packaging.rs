@@ -89,11 +89,13 @@ fn server_json_names_the_three_packages_and_both_transports() {
         let kind = package["registryType"].as_str().unwrap().to_owned();
         let transport = package["transport"]["type"].as_str().unwrap().to_owned();
         if transport == "streamable-http" {
+            // A named argument is its flag, then its value.
             let args: Vec<&str> = package["packageArguments"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|a| a["value"].as_str().or(a["name"].as_str()).unwrap())
+                .flat_map(|a| [a["name"].as_str(), a["value"].as_str()])
+                .flatten()
                 .collect();
             // `serve --http ADDR` prints the URL the transport names.
             assert_eq!(args, ["serve", "--http", "127.0.0.1:8765"]);
