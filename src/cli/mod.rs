@@ -18,6 +18,7 @@ mod progress_line;
 mod reject;
 mod restore;
 mod serve;
+mod setup;
 mod startup;
 mod tools;
 mod verify_audit;
@@ -62,6 +63,7 @@ enum Command {
     Reject(reject::RejectArgs),
     Restore(restore::RestoreArgs),
     Capability(capability::CapabilityArgs),
+    Setup(setup::SetupArgs),
 }
 
 /// Parses `args` (without the program name) and runs the verb.
@@ -104,6 +106,7 @@ pub fn main(args: Vec<OsString>) -> ExitCode {
         Some(Command::Reject(args)) => args.run(),
         Some(Command::Restore(args)) => args.run(),
         Some(Command::Capability(args)) => args.run(),
+        Some(Command::Setup(args)) => args.run(),
     }
 }
 

@@ -81,6 +81,9 @@ async fn run_within<S: Sink>(
                 "the OpenSpec CLI was not located".into(),
             ));
         }
+        (None, Program::Npm) => {
+            return Err(RunError::NotFound("npm was not located".into()));
+        }
         (None, Program::Opener) => {
             return Err(RunError::NotFound("no URL opener was located".into()));
         }

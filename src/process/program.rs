@@ -10,6 +10,8 @@ use super::RunError;
 pub enum Program {
     Git,
     OpenSpec,
+    /// npm, for `gitward setup openspec` only; always run by the absolute path found.
+    Npm,
     /// The desktop's URL opener (`xdg-open`, or the user's `$BROWSER`), for
     /// `gitward gateway --open`; always run by the absolute path [`super::opener`] found.
     Opener,
@@ -20,6 +22,7 @@ impl Program {
         match self {
             Program::Git => "git",
             Program::OpenSpec => "openspec",
+            Program::Npm => "npm",
             Program::Opener => "the URL opener",
         }
     }

@@ -16,6 +16,7 @@ pub mod events;
 pub mod inventory;
 pub mod metadata;
 pub mod openspec;
+pub mod openspec_install;
 pub mod scan;
 pub mod target;
 pub mod tasks;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::openspec_install;
 use crate::config::{Config, vars};
 use crate::process::{CancellationToken, Invocation, Program, RunError};
 
@@ -37,6 +38,9 @@ struct Locator {
     explicit: Option<PathBuf>,
     /// `PATH` as read at start.
     search_path: std::ffi::OsString,
+    /// Where `gitward setup openspec` installs the pinned CLI, when there is a data
+    /// directory.
+    installed: Option<PathBuf>,
     /// Directories whose contents a project controls: every workspace folder and allowed
     /// root. An `openspec` found under one of them is the project's own program, not ours.
     projects: Vec<PathBuf>,
@@ -58,13 +62,15 @@ pub fn configure(config: &Config) {
     let _ = LOCATOR.set(Locator {
         explicit: config.openspec_cli.clone(),
         search_path: config.user.search_path.clone(),
+        installed: openspec_install::prefix(&config.user).map(|p| openspec_install::cli_in(&p)),
         projects,
     });
 }
 
 /// Finds the CLI: `FYLLO_OPENSPEC_CLI_PATH`, then the pinned install next to the
 /// executable (`<checkout>/node_modules/.bin/openspec` for `target/<profile>/gitward`),
-/// then `openspec` in an absolute `PATH` entry outside every project directory.
+/// then the one `gitward setup openspec` put in gitward's data directory, then `openspec`
+/// in an absolute `PATH` entry outside every project directory.
 ///
 /// Never the current directory's `node_modules/.bin` nor a relative `PATH` entry: a host
 /// that starts gitward inside a project would otherwise run that project's own script.
@@ -90,11 +96,22 @@ pub fn locate() -> Result<PathBuf, String> {
     {
         return Ok(found);
     }
+    if let Some(installed) = locator.installed.as_ref().filter(|cli| cli.is_file()) {
+        return Ok(installed.clone());
+    }
     on_trusted_path(&locator.search_path, &locator.projects).ok_or_else(|| {
         format!(
-            "the OpenSpec CLI was not found: set {} to its path, install it next to gitward \
-                 (scripts/setup runs `npm ci`), or put `openspec` in an absolute PATH directory \
-                 outside the workspace folders and allowed roots",
+            "the OpenSpec CLI was not found; run `{}` to install OpenSpec {} (needs npm, \
+                 from Node.js 20.19 or newer){}. Or set {} to an `openspec` executable, or put \
+                 one in an absolute PATH directory outside the workspace folders and allowed \
+                 roots",
+            openspec_install::SETUP_COMMAND,
+            openspec_install::PINNED_VERSION,
+            locator
+                .installed
+                .as_ref()
+                .map(|cli| format!(" as {}", cli.display()))
+                .unwrap_or_default(),
             vars::OPENSPEC_CLI_PATH
         )
     })
@@ -114,7 +131,7 @@ fn on_trusted_path(path_list: &std::ffi::OsStr, projects: &[PathBuf]) -> Option<
         })
 }
 
-fn executable(file: &Path) -> bool {
+pub(super) fn executable(file: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }

@@ -5,7 +5,8 @@
 //! the files they pull in). Outside `git/`, the process door (its only argv is the
 //! `git --version` probe) and `specs/openspec.rs` (the OpenSpec CLI), a file must not call
 //! the git runner nor hold a string literal that is a command-line option or the name of
-//! a git plumbing command: an argv built elsewhere would have to spell one of them.
+//! a git plumbing command (`specs/openspec_install.rs`, which installs the CLI with npm, is
+//! the one more home of an argv): an argv built elsewhere would have to spell one of them.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -13,7 +14,13 @@ use std::path::{Path, PathBuf};
 use super::architecture::{rust_files, scan};
 
 /// Where argv may be built, as path prefixes under `src/`.
-const ARGV_HOMES: &[&str] = &["git/", "process/", "specs/openspec.rs"];
+/// `specs/openspec_install.rs` holds the argv of the one npm call (`gitward setup openspec`).
+const ARGV_HOMES: &[&str] = &[
+    "git/",
+    "process/",
+    "specs/openspec.rs",
+    "specs/openspec_install.rs",
+];
 
 /// The ways into the git runner: `Git::cmd`, `cmd_as_user`, the index-copy variants, and
 /// the process door's program itself.

@@ -238,6 +238,16 @@ fn run_http(http: &HttpServer, host: &str, url: &str) {
     assert!(init.header("mcp-session-id").is_some(), "{host}");
 }
 
+/// What each install form puts in a host's configuration to start gitward.
+fn installed_launcher(form: &str) -> Vec<&'static str> {
+    match form {
+        "install-uvx" => vec!["uvx", "gitward"],
+        "install-npx" => vec!["npx", "-y", "gitward"],
+        "install-cargo" => vec!["gitward"],
+        other => panic!("unknown install form {other}"),
+    }
+}
+
 #[test]
 fn every_readme_host_config_starts_or_reaches_gitward() {
     let snippets = snippets();
@@ -261,6 +271,12 @@ fn every_readme_host_config_starts_or_reaches_gitward() {
             );
         }
     }
+    for form in ["install-uvx", "install-npx", "install-cargo"] {
+        assert!(
+            snippets.iter().any(|s| s.transport == form),
+            "the README has no host config for {form}"
+        );
+    }
     let fx = Fixture::new();
     let repo = fixture_repo(&fx);
     let http = HttpServer::start(&fx, &[], &[]);
@@ -271,6 +287,18 @@ fn every_readme_host_config_starts_or_reaches_gitward() {
                 run_stdio(&fx, &repo, &host, &command, &args, &env)
             }
             (Launch::Http { url }, "http") => run_http(&http, &host, &url),
+            // The README's one-line installs: the documented launcher, then the binary it
+            // runs with the rest of the entry (scripts/test-install runs each launcher on
+            // its installed package).
+            (Launch::Stdio { command, args, env }, install) if install.starts_with("install-") => {
+                let launcher = installed_launcher(install);
+                let given: Vec<&str> = std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect();
+                assert_eq!(given[..launcher.len()], launcher[..], "{host}");
+                let rest = args[launcher.len() - 1..].to_vec();
+                run_stdio(&fx, &repo, &host, BINARY, &rest, &env)
+            }
             // The bridge a host without HTTP runs: its last argument is the URL.
             (Launch::Stdio { command, args, .. }, "http") if command == "npx" => {
                 assert_eq!(args[..2], ["-y", "mcp-remote"], "{host}");
