@@ -80,6 +80,9 @@ const NOT_ARGV: &[(&str, &str)] = &[
     // `repo.branchStack` reports which walk counted ahead/behind.
     ("tools/repo/branch_stack.rs", "for-each-ref"),
     ("tools/repo/branch_stack.rs", "rev-list"),
+    // `gitward audit export`'s own options, named in its usage errors.
+    ("cli/audit_export.rs", "--since"),
+    ("cli/audit_export.rs", "--until"),
 ];
 
 /// The one reader of the process environment, and the one place that passes it on.
