@@ -552,5 +552,4 @@ async fn incoming(git: &Git<'_>, base: &Oid, source: &Oid) -> Result<Value, OpEr
 }
 
 #[cfg(test)]
-#[path = "merge_tests.rs"]
 mod tests;
