@@ -106,12 +106,47 @@ async fn end(
     Some(out)
 }
 
+/// After a restore that followed a refused abort: putting back the restore point also puts
+/// back git's own state files, so the operation may have ended there (a killed checkout can
+/// leave files the abort refuses to overwrite). The answer then says how it ended instead
+/// of "still in progress".
+pub async fn after_restore(repo: &Repo, settled: &mut Value, point: &str) {
+    if settled["action"] != "stillInProgress" {
+        return;
+    }
+    let git_dir = repo.git_dir.clone();
+    let still = tokio::task::spawn_blocking(move || in_progress(&git_dir))
+        .await
+        .ok()
+        .flatten();
+    if still.is_some() {
+        return;
+    }
+    let kind = settled["operation"]
+        .as_str()
+        .unwrap_or("operation")
+        .to_owned();
+    let refused = settled["message"]
+        .as_str()
+        .unwrap_or("it refused")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    settled["action"] = json!("aborted");
+    settled["message"] = json!(format!(
+        "`git {kind} --abort` refused ({refused}); putting back restore point {point} ended the {kind}"
+    ));
+}
+
 /// One sentence on what was done about a git operation found in progress.
 pub fn said(settled: &Value) -> Option<String> {
     let kind = settled["operation"].as_str()?;
     let command = settled["command"].as_str().unwrap_or_default();
     Some(match settled["action"].as_str()? {
-        "aborted" => format!("a {kind} was in progress and was aborted (`{command}`)"),
+        "aborted" => match settled["message"].as_str() {
+            Some(how) => format!("a {kind} was in progress and was aborted: {how}"),
+            None => format!("a {kind} was in progress and was aborted (`{command}`)"),
+        },
         "completed" => format!("a {kind} had replayed everything and was completed (`{command}`)"),
         "leftAlone" => settled["message"].as_str()?.to_owned(),
         _ => format!(
@@ -165,4 +200,29 @@ async fn nothing_left(repo: &Repo) -> bool {
     let cancel = CancellationToken::new();
     let git = crate::git::Git::new(repo, &cancel);
     matches!(crate::git::ls_files::unmerged(&git, 1).await, Ok(s) if s.unmerged_total == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_abort_ended_by_the_restore_says_how_and_a_plain_one_names_its_command() {
+        let plain =
+            json!({"operation": "rebase", "action": "aborted", "command": "git rebase --abort"});
+        assert_eq!(
+            said(&plain).unwrap(),
+            "a rebase was in progress and was aborted (`git rebase --abort`)"
+        );
+        let by_restore = json!({
+            "operation": "rebase",
+            "action": "aborted",
+            "command": "git rebase --abort",
+            "message": "`git rebase --abort` refused (error: f would be overwritten); putting back restore point rp_1 ended the rebase",
+        });
+        let text = said(&by_restore).unwrap();
+        assert!(text.contains("refused") && text.contains("rp_1"), "{text}");
+        let still = json!({"operation": "merge", "action": "stillInProgress", "message": "no"});
+        assert_eq!(said(&still).unwrap(), "a merge is still in progress: no");
+    }
 }

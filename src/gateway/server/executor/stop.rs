@@ -148,27 +148,36 @@ impl Interrupted<'_> {
                 fields,
             });
         }
+        let mut aborted = aborted;
         let mut found = vec!["the gateway was stopped and the write did not finish within its bound, so it was stopped".to_owned()];
+        let now = Timestamp::now();
+        let rolled_back = match restore::restore_in(
+            self.store, self.repo, self.point, true, &cancel, now,
+        )
+        .await
+        {
+            Ok(restored) => {
+                fields.insert("rollback".into(), restored.to_json());
+                if let Some(a) = aborted.as_mut() {
+                    in_progress::after_restore(self.repo, a, &self.point.id).await;
+                }
+                format!(
+                    "the repository was put back to restore point {}",
+                    self.point.id
+                )
+            }
+            Err(e) => {
+                fields.insert("rollbackError".into(), json!(e.to_string()));
+                format!(
+                    "putting the repository back to restore point {} did not finish: {e}",
+                    self.point.id
+                )
+            }
+        };
         if let Some(what) = aborted.as_ref().and_then(in_progress::said) {
             found.push(what);
         }
-        let now = Timestamp::now();
-        match restore::restore_in(self.store, self.repo, self.point, true, &cancel, now).await {
-            Ok(restored) => {
-                found.push(format!(
-                    "the repository was put back to restore point {}",
-                    self.point.id
-                ));
-                fields.insert("rollback".into(), restored.to_json());
-            }
-            Err(e) => {
-                found.push(format!(
-                    "putting the repository back to restore point {} did not finish: {e}",
-                    self.point.id
-                ));
-                fields.insert("rollbackError".into(), json!(e.to_string()));
-            }
-        }
+        found.push(rolled_back);
         fields.extend(aborted.map(|a| ("inProgress".to_owned(), a)));
         fields.insert("found".into(), json!(found.join("; ")));
         Err(fields)
