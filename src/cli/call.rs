@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use super::options::SharedOptions;
 use super::startup::{runtime, start_audit};
-use crate::audit;
 use crate::config::Config;
 use crate::process::CancellationToken;
 use crate::tools::{self, CallCtx, ClientInfo};
@@ -50,22 +49,9 @@ fn call(config: Arc<Config>, name: &str, args: Value) -> ExitCode {
         Ok(audit) => audit,
         Err(code) => return code,
     };
-    let recorder = audit.as_ref().map(|writer| {
-        audit::record::AuditObserver::new(
-            Arc::clone(writer),
-            audit::flood::window(config.audit.refusal_window_ms),
-        )
-        .with_read_budget(
-            config
-                .audit
-                .read_window_ms
-                .map_or(audit::flood::READ_WINDOW, std::time::Duration::from_millis),
-            config
-                .audit
-                .read_budget
-                .unwrap_or(audit::flood::READ_BUDGET),
-        )
-    });
+    let recorder = audit
+        .as_ref()
+        .map(|writer| super::audit_observer(writer, &config.audit));
     let client = ClientInfo {
         name: Some("gitward-cli".into()),
         version: Some(env!("CARGO_PKG_VERSION").into()),

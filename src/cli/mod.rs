@@ -123,3 +123,22 @@ fn usage_error(verb: &str, why: &str) -> ExitCode {
     let _ = error.print();
     ExitCode::from(2)
 }
+
+/// The observer a serving command records calls with: the refusal window and the read
+/// budget as configured.
+fn audit_observer(
+    writer: &std::sync::Arc<crate::audit::writer::AuditWriter>,
+    config: &crate::config::AuditEnv,
+) -> crate::audit::record::AuditObserver {
+    use crate::audit::flood;
+    crate::audit::record::AuditObserver::new(
+        std::sync::Arc::clone(writer),
+        flood::window(config.refusal_window_ms),
+    )
+    .with_read_budget(
+        config
+            .read_window_ms
+            .map_or(flood::READ_WINDOW, std::time::Duration::from_millis),
+        config.read_budget.unwrap_or(flood::READ_BUDGET),
+    )
+}

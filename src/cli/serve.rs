@@ -8,7 +8,6 @@ use clap::Args;
 
 use super::options::SharedOptions;
 use super::startup::{open_audit, runtime, spawn_audit};
-use crate::audit;
 use crate::config::Config;
 use crate::process::CancellationToken;
 use crate::transport::{Server, http, opening};
@@ -90,24 +89,9 @@ fn serve(config: Arc<Config>, transport: Transport) -> ExitCode {
     if let Some(presence) = &presence {
         presence.start_writer();
     }
-    let recorder = audit.as_ref().map(|writer| {
-        Arc::new(
-            audit::record::AuditObserver::new(
-                Arc::clone(writer),
-                audit::flood::window(config.audit.refusal_window_ms),
-            )
-            .with_read_budget(
-                config
-                    .audit
-                    .read_window_ms
-                    .map_or(audit::flood::READ_WINDOW, std::time::Duration::from_millis),
-                config
-                    .audit
-                    .read_budget
-                    .unwrap_or(audit::flood::READ_BUDGET),
-            ),
-        )
-    });
+    let recorder = audit
+        .as_ref()
+        .map(|writer| Arc::new(super::audit_observer(writer, &config.audit)));
     let mut observers: Vec<Arc<dyn crate::observe::CallObserver>> = Vec::new();
     if let Some(recorder) = &recorder {
         observers.push(Arc::clone(recorder) as Arc<dyn crate::observe::CallObserver>);
